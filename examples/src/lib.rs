@@ -1,0 +1,2 @@
+#![no_std]
+//! Example gtap programs (placeholder).

@@ -1,0 +1,1 @@
+//! Device build helper (placeholder).

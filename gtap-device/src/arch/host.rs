@@ -1,0 +1,335 @@
+//! The CPU side of the architecture layer: core atomics, simulated warps of 32 lanes, and a
+//! thread-local pointer to the lane that is polling a task.
+
+use core::cell::{Cell, UnsafeCell};
+use core::sync::atomic::{self, Ordering};
+use std::panic::{self, AssertUnwindSafe};
+
+use super::WARP_SIZE;
+use crate::lane::{LaneCtx, LaneView};
+use crate::launch::Runtime;
+use crate::scheduler::WarpShared;
+
+/// A 32-bit atomic in device memory; see the [module docs](super).
+#[repr(transparent)]
+pub struct AtomicU32(atomic::AtomicU32);
+
+impl AtomicU32 {
+    /// A new atomic holding `v`.
+    pub const fn new(v: u32) -> Self {
+        Self(atomic::AtomicU32::new(v))
+    }
+    /// Loads the value.
+    #[inline(always)]
+    pub fn load(&self, order: Ordering) -> u32 {
+        self.0.load(order)
+    }
+    /// Stores `v`.
+    #[inline(always)]
+    pub fn store(&self, v: u32, order: Ordering) {
+        self.0.store(v, order)
+    }
+    /// Adds `v` and returns the previous value.
+    #[inline(always)]
+    pub fn fetch_add(&self, v: u32, order: Ordering) -> u32 {
+        self.0.fetch_add(v, order)
+    }
+    /// Subtracts `v` and returns the previous value.
+    #[inline(always)]
+    pub fn fetch_sub(&self, v: u32, order: Ordering) -> u32 {
+        self.0.fetch_sub(v, order)
+    }
+    /// Replaces `current` by `new`; on failure returns the value found.
+    #[inline(always)]
+    pub fn compare_exchange(&self, current: u32, new: u32, order: Ordering) -> Result<u32, u32> {
+        let failure = match order {
+            Ordering::Release | Ordering::Relaxed => Ordering::Relaxed,
+            _ => Ordering::Acquire,
+        };
+        self.0.compare_exchange(current, new, order, failure)
+    }
+}
+
+/// A counter shared by the lanes of one warp. A simulated warp runs on one OS thread at a time,
+/// so a `Cell` is enough.
+#[repr(transparent)]
+pub struct LocalU32(Cell<u32>);
+
+impl LocalU32 {
+    /// A new counter holding `v`.
+    pub const fn new(v: u32) -> Self {
+        Self(Cell::new(v))
+    }
+    /// Reads the counter.
+    #[inline(always)]
+    pub fn load(&self) -> u32 {
+        self.0.get()
+    }
+    /// Writes the counter.
+    #[inline(always)]
+    pub fn store(&self, v: u32) {
+        self.0.set(v)
+    }
+    /// Adds `v` and returns the previous value (wrapping).
+    #[inline(always)]
+    pub fn fetch_add(&self, v: u32) -> u32 {
+        let old = self.0.get();
+        self.0.set(old.wrapping_add(v));
+        old
+    }
+    /// Clears the bits not in `v` and returns the previous value.
+    #[inline(always)]
+    pub fn fetch_and(&self, v: u32) -> u32 {
+        let old = self.0.get();
+        self.0.set(old & v);
+        old
+    }
+}
+
+/// Acquire-release fence at GPU scope.
+#[inline(always)]
+pub fn fence() {
+    atomic::fence(Ordering::AcqRel);
+}
+
+/// Sequentially consistent fence at system scope, issued before the host reads what the
+/// device wrote into host memory.
+#[inline(always)]
+pub fn fence_system() {
+    atomic::fence(Ordering::SeqCst);
+}
+
+/// Pause an idle worker for about `ns` nanoseconds.
+#[inline]
+pub fn backoff(ns: u32) {
+    if ns <= 256 {
+        for _ in 0..(ns / 8).max(1) {
+            core::hint::spin_loop();
+        }
+    } else {
+        std::thread::yield_now();
+    }
+}
+
+/// A cheap source of entropy for victim selection; the CPU executor seeds it explicitly.
+#[inline(always)]
+pub fn clock() -> u64 {
+    0
+}
+
+/// One value per lane: on the CPU the warp holds all 32 of them.
+pub type Lanes<T> = [T; WARP_SIZE as usize];
+
+struct Current {
+    view: LaneView,
+    lane: u32,
+    warp: u32,
+    block: u32,
+    threads_per_block: u32,
+}
+
+std::thread_local! {
+    static CURRENT: Cell<Option<Current>> = const { Cell::new(None) };
+    static PANIC_SITE: Cell<Option<(&'static str, u32)>> = const { Cell::new(None) };
+}
+
+/// The lane polling a task on this thread.
+///
+/// # Panics
+/// If called outside a task (the macros only call it from task bodies).
+#[inline(always)]
+pub fn current_lane() -> LaneView {
+    CURRENT.with(|c| {
+        let cur = c
+            .take()
+            .expect("gtap: task!/taskwait! reached outside a running task");
+        let view = cur.view;
+        c.set(Some(cur));
+        view
+    })
+}
+
+fn with_ident<R>(f: impl FnOnce(&Current) -> R) -> Option<R> {
+    CURRENT.with(|c| {
+        let cur = c.take()?;
+        let r = f(&cur);
+        c.set(Some(cur));
+        Some(r)
+    })
+}
+
+/// Lane index (0..32) of the calling task's thread.
+pub fn lane_index() -> u32 {
+    with_ident(|c| c.lane).unwrap_or(0)
+}
+/// Global warp index of the calling task's thread.
+pub fn warp_index() -> u32 {
+    with_ident(|c| c.warp).unwrap_or(0)
+}
+/// Block index of the calling task's thread.
+pub fn block_index() -> u32 {
+    with_ident(|c| c.block).unwrap_or(0)
+}
+/// Thread index within its block of the calling task's thread.
+pub fn thread_index() -> u32 {
+    with_ident(|c| (c.warp % (c.threads_per_block / WARP_SIZE)) * WARP_SIZE + c.lane).unwrap_or(0)
+}
+
+/// A simulated warp: 32 lane contexts and the warp's shared state, run by one OS thread.
+pub struct Warp {
+    lanes: UnsafeCell<[LaneCtx; WARP_SIZE as usize]>,
+    shared: WarpShared,
+    rt: *const Runtime,
+    warp: u32,
+    /// Order in which `each` visits the lanes.
+    order: Cell<[u8; WARP_SIZE as usize]>,
+    /// When set, the executor shuffles lane order and task placement with this generator.
+    rng: Option<Cell<u64>>,
+}
+
+impl Warp {
+    /// A warp of the runtime `rt` with global index `warp`. With `shuffle_seed`, lanes run in a
+    /// random order and batches are placed on random lanes (the deterministic executor).
+    pub fn new(rt: *const Runtime, warp: u32, shuffle_seed: Option<u64>) -> Self {
+        Self {
+            lanes: UnsafeCell::new([const { LaneCtx::IDLE }; WARP_SIZE as usize]),
+            shared: WarpShared::new(),
+            rt,
+            warp,
+            order: Cell::new(core::array::from_fn(|i| i as u8)),
+            rng: shuffle_seed.map(|s| Cell::new(s | 1)),
+        }
+    }
+
+    /// This warp's global index.
+    #[inline(always)]
+    pub fn id(&self) -> u32 {
+        self.warp
+    }
+
+    /// The warp's shared state.
+    #[inline(always)]
+    pub fn shared(&self) -> &WarpShared {
+        &self.shared
+    }
+
+    /// The runtime this warp belongs to.
+    #[inline(always)]
+    pub fn runtime(&self) -> &Runtime {
+        // SAFETY: the executor keeps the runtime alive for as long as its warps.
+        unsafe { &*self.rt }
+    }
+
+    /// The same value on every lane.
+    #[inline(always)]
+    pub fn splat<T: Copy>(v: T) -> Lanes<T> {
+        [v; WARP_SIZE as usize]
+    }
+
+    /// Runs `f(lane, value)` for every lane and collects the results. While `f` runs for a lane,
+    /// [`current_lane`] refers to that lane.
+    #[inline]
+    pub fn each<T: Copy, U: Copy>(&self, v: Lanes<T>, mut f: impl FnMut(u32, T) -> U) -> Lanes<U> {
+        let mut out: [Option<U>; WARP_SIZE as usize] = [None; WARP_SIZE as usize];
+        let rt = self.runtime();
+        let (warps_per_block, threads_per_block) =
+            (rt.warps_per_block, rt.warps_per_block * WARP_SIZE);
+        for &lane in self.order.get().iter() {
+            let lane = lane as usize;
+            // SAFETY: each lane context is only touched through its own view while `f` runs for
+            // that lane; the pointer stays valid for the life of `self`.
+            let ctx = unsafe { (*self.lanes.get()).as_mut_ptr().add(lane) };
+            let prev = CURRENT.with(|c| {
+                c.replace(Some(Current {
+                    view: LaneView {
+                        ctx,
+                        shared: &self.shared,
+                        rt: self.rt,
+                    },
+                    lane: lane as u32,
+                    warp: self.warp,
+                    block: self.warp / warps_per_block,
+                    threads_per_block,
+                }))
+            });
+            out[lane] = Some(f(lane as u32, v[lane]));
+            CURRENT.with(|c| c.set(prev));
+        }
+        out.map(|o| o.expect("every lane visited"))
+    }
+
+    /// Runs `f` once for the warp; every lane gets its result.
+    #[inline(always)]
+    pub fn leader<const N: usize>(&self, f: impl FnOnce() -> [u32; N]) -> [u32; N] {
+        f()
+    }
+
+    /// Warp barrier with memory ordering among the lanes (lanes run in turn on the CPU).
+    #[inline(always)]
+    pub fn sync(&self) {}
+
+    /// Spreads the tasks of a batch over random lanes and reshuffles the lane order (only in
+    /// the deterministic executor). `EMPTY` marks a lane without a task.
+    pub fn scramble(&self, batch: Lanes<u32>) -> Lanes<u32> {
+        let Some(rng) = &self.rng else { return batch };
+        let next = || {
+            let mut x = rng.get();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            rng.set(x);
+            x
+        };
+        let mut placed = batch;
+        let mut order = self.order.get();
+        for i in (1..WARP_SIZE as usize).rev() {
+            placed.swap(i, next() as usize % (i + 1));
+            order.swap(i, next() as usize % (i + 1));
+        }
+        self.order.set(order);
+        placed
+    }
+}
+
+/// Runs one poll of user code. A panic is caught and reported as a device error; the task is
+/// then abandoned (`None`) and the launch aborts.
+#[inline]
+pub fn guard(f: impl FnOnce() -> bool) -> Option<bool> {
+    install_panic_hook();
+    match panic::catch_unwind(AssertUnwindSafe(f)) {
+        Ok(done) => Some(done),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&'static str>()
+                .copied()
+                .or_else(|| {
+                    payload
+                        .downcast_ref::<std::string::String>()
+                        .map(|s| s.as_str())
+                })
+                .unwrap_or("panic with a non-string payload");
+            let site = PANIC_SITE.with(|s| s.take());
+            crate::error::raise_panic(message, site);
+            None
+        }
+    }
+}
+
+/// Records where a panic inside a task happened (the payload carries only the message) and
+/// keeps the default hook quiet for panics that gtap reports as device errors.
+fn install_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(std::boxed::Box::new(move |info| {
+            if with_ident(|_| ()).is_some() {
+                if let Some(loc) = info.location() {
+                    let file: &'static str = std::boxed::Box::leak(loc.file().into());
+                    PANIC_SITE.with(|s| s.set(Some((file, loc.line()))));
+                }
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}

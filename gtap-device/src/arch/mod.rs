@@ -1,0 +1,34 @@
+//! The architecture layer: the only code that differs between the GPU and the CPU.
+//!
+//! Everything above this module (queues, pools, joins, the scheduler) is written once and
+//! runs unchanged on an NVIDIA GPU and in the CPU executor. The layer provides:
+//!
+//! * [`AtomicU32`]: a 32-bit atomic in device memory whose `Ordering` is honoured and whose
+//!   scope is the whole GPU. On the GPU every operation is inline PTX that names its
+//!   semantics and scope (`atom.acq_rel.gpu.add.u32`, `ld.acquire.gpu.u32`, ...), because
+//!   LLVM's NVPTX backend silently drops the ordering of read-modify-write atomics and gives
+//!   the rest system scope. On the CPU it is `core::sync::atomic::AtomicU32`.
+//! * [`LocalU32`]: a counter shared by the lanes of one warp (shared memory on the GPU).
+//! * [`fence`] (acquire-release, GPU scope) and [`fence_system`] (before the host reads).
+//! * [`Warp`] and [`Lanes`]: warp-level execution. Scheduler code is written at warp level:
+//!   a value of type `Lanes<T>` holds one `T` per lane, [`Warp::each`] runs a closure per lane
+//!   and [`Warp::leader`] runs a closure once and gives every lane its result. On the GPU
+//!   `Lanes<T>` is just `T` (each hardware lane holds its own) and `each` is a plain call; on the
+//!   CPU `Lanes<T>` is `[T; 32]` and `each` loops over the simulated lanes.
+//! * [`current_lane`]: the context of the lane that is polling a task, so that `task!` and
+//!   `taskwait!` inside a task body reach the runtime without extra parameters. On the GPU it is
+//!   found in shared memory from the thread index; on the CPU a thread-local points to it.
+//! * Thread identity for user code ([`lane_index`], [`warp_index`], [`block_index`]).
+
+#[cfg(target_arch = "nvptx64")]
+mod nvptx;
+#[cfg(target_arch = "nvptx64")]
+pub use nvptx::*;
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod host;
+#[cfg(not(target_arch = "nvptx64"))]
+pub use host::*;
+
+/// Number of lanes in a warp, on the GPU and in the simulated warps of the CPU executor.
+pub const WARP_SIZE: u32 = 32;

@@ -1,0 +1,429 @@
+//! The GPU side of the architecture layer: inline PTX with explicit memory semantics and scope,
+//! warp collectives, special registers and the dynamic shared-memory area.
+
+use core::arch::{asm, global_asm};
+use core::cell::UnsafeCell;
+use core::sync::atomic::Ordering;
+
+use super::WARP_SIZE;
+use crate::lane::{LaneCtx, LaneView};
+use crate::launch::Runtime;
+use crate::scheduler::WarpShared;
+
+/// A 32-bit atomic in device memory; see the [module docs](super).
+///
+/// Every operation is one PTX instruction that states its semantics and `.gpu` scope, so the
+/// ordering the scheduler asks for is the ordering the hardware gets.
+#[repr(transparent)]
+pub struct AtomicU32(UnsafeCell<u32>);
+
+// SAFETY: all accesses go through atomic PTX instructions.
+unsafe impl Sync for AtomicU32 {}
+
+macro_rules! rmw {
+    ($self:ident, $op:literal, $v:ident, $order:ident) => {{
+        let p = $self.0.get();
+        let old: u32;
+        // SAFETY: `p` points to a live, aligned u32 in device memory; the instruction is atomic.
+        unsafe {
+            match $order {
+                Ordering::Relaxed => asm!(concat!("atom.relaxed.gpu.", $op, " {o}, [{p}], {v};"), o = out(reg32) old, p = in(reg64) p, v = in(reg32) $v),
+                Ordering::Acquire => asm!(concat!("atom.acquire.gpu.", $op, " {o}, [{p}], {v};"), o = out(reg32) old, p = in(reg64) p, v = in(reg32) $v),
+                Ordering::Release => asm!(concat!("atom.release.gpu.", $op, " {o}, [{p}], {v};"), o = out(reg32) old, p = in(reg64) p, v = in(reg32) $v),
+                _ => asm!(concat!("atom.acq_rel.gpu.", $op, " {o}, [{p}], {v};"), o = out(reg32) old, p = in(reg64) p, v = in(reg32) $v),
+            }
+        }
+        old
+    }};
+}
+
+impl AtomicU32 {
+    /// A new atomic holding `v`.
+    pub const fn new(v: u32) -> Self {
+        Self(UnsafeCell::new(v))
+    }
+    /// Loads the value (`ld.relaxed.gpu` or `ld.acquire.gpu`).
+    #[inline(always)]
+    pub fn load(&self, order: Ordering) -> u32 {
+        let p = self.0.get();
+        let v: u32;
+        // SAFETY: `p` points to a live, aligned u32 in device memory.
+        unsafe {
+            match order {
+                Ordering::Relaxed => {
+                    asm!("ld.relaxed.gpu.u32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p)
+                }
+                _ => asm!("ld.acquire.gpu.u32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p),
+            }
+        }
+        v
+    }
+    /// Stores `v` (`st.relaxed.gpu` or `st.release.gpu`).
+    #[inline(always)]
+    pub fn store(&self, v: u32, order: Ordering) {
+        let p = self.0.get();
+        // SAFETY: `p` points to a live, aligned u32 in device memory.
+        unsafe {
+            match order {
+                Ordering::Relaxed => {
+                    asm!("st.relaxed.gpu.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v)
+                }
+                _ => asm!("st.release.gpu.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v),
+            }
+        }
+    }
+    /// Adds `v` and returns the previous value.
+    #[inline(always)]
+    pub fn fetch_add(&self, v: u32, order: Ordering) -> u32 {
+        rmw!(self, "add.u32", v, order)
+    }
+    /// Subtracts `v` and returns the previous value.
+    #[inline(always)]
+    pub fn fetch_sub(&self, v: u32, order: Ordering) -> u32 {
+        let neg = v.wrapping_neg();
+        rmw!(self, "add.u32", neg, order)
+    }
+    /// Replaces `current` by `new`; on failure returns the value found.
+    #[inline(always)]
+    pub fn compare_exchange(&self, current: u32, new: u32, order: Ordering) -> Result<u32, u32> {
+        let p = self.0.get();
+        let old: u32;
+        // SAFETY: `p` points to a live, aligned u32 in device memory; the CAS is atomic.
+        unsafe {
+            match order {
+                Ordering::Relaxed => {
+                    asm!("atom.relaxed.gpu.cas.b32 {o}, [{p}], {c}, {n};", o = out(reg32) old, p = in(reg64) p, c = in(reg32) current, n = in(reg32) new)
+                }
+                Ordering::Acquire => {
+                    asm!("atom.acquire.gpu.cas.b32 {o}, [{p}], {c}, {n};", o = out(reg32) old, p = in(reg64) p, c = in(reg32) current, n = in(reg32) new)
+                }
+                Ordering::Release => {
+                    asm!("atom.release.gpu.cas.b32 {o}, [{p}], {c}, {n};", o = out(reg32) old, p = in(reg64) p, c = in(reg32) current, n = in(reg32) new)
+                }
+                _ => {
+                    asm!("atom.acq_rel.gpu.cas.b32 {o}, [{p}], {c}, {n};", o = out(reg32) old, p = in(reg64) p, c = in(reg32) current, n = in(reg32) new)
+                }
+            }
+        }
+        if old == current { Ok(old) } else { Err(old) }
+    }
+}
+
+/// A counter shared by the lanes of one warp, in shared memory (`.cta` scope, relaxed: the
+/// warp barrier orders it where the scheduler needs order).
+#[repr(transparent)]
+pub struct LocalU32(UnsafeCell<u32>);
+
+// SAFETY: all accesses are atomic PTX instructions.
+unsafe impl Sync for LocalU32 {}
+
+impl LocalU32 {
+    /// A new counter holding `v`.
+    pub const fn new(v: u32) -> Self {
+        Self(UnsafeCell::new(v))
+    }
+    /// Reads the counter.
+    #[inline(always)]
+    pub fn load(&self) -> u32 {
+        let v: u32;
+        // SAFETY: the counter lives in shared memory for the whole kernel.
+        unsafe {
+            asm!("ld.relaxed.cta.u32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) self.0.get())
+        };
+        v
+    }
+    /// Writes the counter.
+    #[inline(always)]
+    pub fn store(&self, v: u32) {
+        // SAFETY: the counter lives in shared memory for the whole kernel.
+        unsafe {
+            asm!("st.relaxed.cta.u32 [{p}], {v};", p = in(reg64) self.0.get(), v = in(reg32) v)
+        };
+    }
+    /// Adds `v` and returns the previous value (wrapping).
+    #[inline(always)]
+    pub fn fetch_add(&self, v: u32) -> u32 {
+        let old: u32;
+        // SAFETY: the counter lives in shared memory for the whole kernel.
+        unsafe {
+            asm!("atom.relaxed.cta.add.u32 {o}, [{p}], {v};", o = out(reg32) old, p = in(reg64) self.0.get(), v = in(reg32) v)
+        };
+        old
+    }
+    /// Clears the bits not in `v` and returns the previous value.
+    #[inline(always)]
+    pub fn fetch_and(&self, v: u32) -> u32 {
+        let old: u32;
+        // SAFETY: the counter lives in shared memory for the whole kernel.
+        unsafe {
+            asm!("atom.relaxed.cta.and.b32 {o}, [{p}], {v};", o = out(reg32) old, p = in(reg64) self.0.get(), v = in(reg32) v)
+        };
+        old
+    }
+}
+
+/// Acquire-release fence at GPU scope.
+#[inline(always)]
+pub fn fence() {
+    // SAFETY: a fence has no operands.
+    unsafe { asm!("fence.acq_rel.gpu;") };
+}
+
+/// Sequentially consistent fence at system scope, issued before the host reads what the
+/// device wrote into host memory.
+#[inline(always)]
+pub fn fence_system() {
+    // SAFETY: a fence has no operands.
+    unsafe { asm!("fence.sc.sys;") };
+}
+
+/// Pause an idle worker for about `ns` nanoseconds.
+#[inline(always)]
+pub fn backoff(ns: u32) {
+    // SAFETY: nanosleep only delays the calling thread.
+    unsafe { asm!("nanosleep.u32 {n};", n = in(reg32) ns) };
+}
+
+/// The SM's cycle counter, used to seed victim selection.
+#[inline(always)]
+pub fn clock() -> u64 {
+    let c: u64;
+    // SAFETY: reads a special register.
+    unsafe { asm!("mov.u64 {c}, %clock64;", c = out(reg64) c) };
+    c
+}
+
+#[inline(always)]
+fn laneid() -> u32 {
+    let l: u32;
+    // SAFETY: reads a special register.
+    unsafe { asm!("mov.u32 {l}, %laneid;", l = out(reg32) l, options(pure, nomem, nostack)) };
+    l
+}
+
+#[inline(always)]
+fn tid() -> u32 {
+    // SAFETY: reads a special register.
+    unsafe { core::arch::nvptx::_thread_idx_x() as u32 }
+}
+
+#[inline(always)]
+fn ntid() -> u32 {
+    // SAFETY: reads a special register.
+    unsafe { core::arch::nvptx::_block_dim_x() as u32 }
+}
+
+#[inline(always)]
+fn ctaid() -> u32 {
+    // SAFETY: reads a special register.
+    unsafe { core::arch::nvptx::_block_idx_x() as u32 }
+}
+
+// The runtime's block-level state lives in dynamic shared memory, sized by the host:
+// [Runtime][WarpShared; warps per block][LaneCtx; threads per block].
+global_asm!(".extern .shared .align 16 .b8 gtap_smem[];");
+
+#[inline(always)]
+fn smem() -> *mut u8 {
+    let p: *mut u8;
+    // SAFETY: takes the generic address of the shared-memory area declared above.
+    unsafe {
+        asm!("cvta.shared.u64 {p}, gtap_smem;", p = out(reg64) p, options(pure, nomem, nostack))
+    };
+    p
+}
+
+const fn align16(n: usize) -> usize {
+    (n + 15) & !15
+}
+
+/// Bytes of dynamic shared memory the runtime needs for a block of `threads` threads.
+pub const fn shared_bytes(threads: u32) -> usize {
+    let warps = (threads / WARP_SIZE) as usize;
+    align16(core::mem::size_of::<Runtime>())
+        + warps * align16(core::mem::size_of::<WarpShared>())
+        + threads as usize * core::mem::size_of::<LaneCtx>()
+}
+
+#[inline(always)]
+fn block_runtime() -> *mut Runtime {
+    smem() as *mut Runtime
+}
+
+#[inline(always)]
+fn warp_shared(warp_in_block: u32) -> *mut WarpShared {
+    // SAFETY: the host sized the area for every warp of the block.
+    unsafe {
+        smem().add(
+            align16(core::mem::size_of::<Runtime>())
+                + warp_in_block as usize * align16(core::mem::size_of::<WarpShared>()),
+        ) as *mut WarpShared
+    }
+}
+
+#[inline(always)]
+fn lane_ctx(thread: u32) -> *mut LaneCtx {
+    let warps = ntid() / WARP_SIZE;
+    // SAFETY: the host sized the area for every thread of the block.
+    unsafe {
+        (smem().add(
+            align16(core::mem::size_of::<Runtime>())
+                + warps as usize * align16(core::mem::size_of::<WarpShared>()),
+        ) as *mut LaneCtx)
+            .add(thread as usize)
+    }
+}
+
+/// Publishes the runtime view to this block's shared memory and initialises the block's warp
+/// and lane state. Every thread of the block calls it once, before any task runs.
+pub fn init_block(rt: &Runtime) {
+    let t = tid();
+    if t == 0 {
+        // SAFETY: thread 0 alone writes the block header before the barrier below.
+        unsafe { block_runtime().write(*rt) };
+    }
+    if t % WARP_SIZE == 0 {
+        // SAFETY: lane 0 of each warp initialises its warp's slot before the barrier.
+        unsafe { warp_shared(t / WARP_SIZE).write(WarpShared::new()) };
+    }
+    // SAFETY: each thread initialises its own lane context.
+    unsafe { lane_ctx(t).write(LaneCtx::IDLE) };
+    // SAFETY: every thread of the block reaches this barrier exactly once.
+    unsafe { core::arch::nvptx::_syncthreads() };
+}
+
+/// The lane polling a task on this thread.
+#[inline(always)]
+pub fn current_lane() -> LaneView {
+    let t = tid();
+    LaneView {
+        ctx: lane_ctx(t),
+        shared: warp_shared(t / WARP_SIZE),
+        rt: block_runtime(),
+    }
+}
+
+/// Lane index (0..32) of the calling thread.
+#[inline(always)]
+pub fn lane_index() -> u32 {
+    laneid()
+}
+/// Global warp index of the calling thread.
+#[inline(always)]
+pub fn warp_index() -> u32 {
+    ctaid() * (ntid() / WARP_SIZE) + tid() / WARP_SIZE
+}
+/// Block index of the calling thread.
+#[inline(always)]
+pub fn block_index() -> u32 {
+    ctaid()
+}
+/// Thread index within its block.
+#[inline(always)]
+pub fn thread_index() -> u32 {
+    tid()
+}
+
+/// One value per lane: on the GPU each hardware lane holds its own.
+pub type Lanes<T> = T;
+
+/// The calling thread's warp. Zero-sized: all state is in registers and shared memory.
+pub struct Warp(());
+
+impl Warp {
+    /// The calling thread's warp.
+    #[inline(always)]
+    pub fn current() -> Self {
+        Warp(())
+    }
+
+    /// This warp's global index.
+    #[inline(always)]
+    pub fn id(&self) -> u32 {
+        warp_index()
+    }
+
+    /// The warp's shared state.
+    #[inline(always)]
+    pub fn shared(&self) -> &WarpShared {
+        // SAFETY: initialised by `init_block`, alive for the whole kernel.
+        unsafe { &*warp_shared(tid() / WARP_SIZE) }
+    }
+
+    /// The runtime's view of device memory (the block's shared-memory copy).
+    #[inline(always)]
+    pub fn runtime(&self) -> &Runtime {
+        // SAFETY: initialised by `init_block`, alive for the whole kernel.
+        unsafe { &*block_runtime() }
+    }
+
+    /// The same value on every lane.
+    #[inline(always)]
+    pub fn splat<T: Copy>(v: T) -> Lanes<T> {
+        v
+    }
+
+    /// Runs `f(lane, value)` on this lane.
+    #[inline(always)]
+    pub fn each<T: Copy, U: Copy>(&self, v: Lanes<T>, mut f: impl FnMut(u32, T) -> U) -> Lanes<U> {
+        f(laneid(), v)
+    }
+
+    /// Runs `f` on the lowest live lane and gives every lane its result.
+    ///
+    /// Warp collectives name all 32 lanes: a lane that retired after a panic has exited, and
+    /// PTX's warp-synchronous instructions only wait for lanes that have not exited.
+    #[inline(always)]
+    pub fn leader<const N: usize>(&self, f: impl FnOnce() -> [u32; N]) -> [u32; N] {
+        let leader = self.shared().live.load().trailing_zeros();
+        let mut r = [0u32; N];
+        if laneid() == leader {
+            r = f();
+        }
+        let mut i = 0;
+        while i < N {
+            let v: u32;
+            // SAFETY: every live lane executes this shuffle with the same mask.
+            unsafe {
+                asm!("shfl.sync.idx.b32 {d}, {a}, {s}, 31, 0xffffffff;", d = out(reg32) v, a = in(reg32) r[i], s = in(reg32) leader)
+            };
+            r[i] = v;
+            i += 1;
+        }
+        r
+    }
+
+    /// Warp barrier; orders memory among the participating lanes.
+    #[inline(always)]
+    pub fn sync(&self) {
+        // SAFETY: every live lane reaches the barrier; exited lanes are not waited for.
+        unsafe { asm!("bar.warp.sync 0xffffffff;") };
+    }
+
+    /// Task placement is left to the hardware on the GPU.
+    #[inline(always)]
+    pub fn scramble(&self, batch: Lanes<u32>) -> Lanes<u32> {
+        batch
+    }
+}
+
+/// Runs one poll of user code. A panic on the GPU goes to the panic handler, which records it
+/// and retires the lane, so this is a plain call.
+#[inline(always)]
+pub fn guard(f: impl FnOnce() -> bool) -> Option<bool> {
+    Some(f())
+}
+
+/// Retires the calling lane for the rest of the kernel (after a panic). The other lanes of the
+/// warp go on without it: warp collectives only involve live lanes.
+pub fn retire_lane() -> ! {
+    current_lane().shared().live.fetch_and(!(1 << laneid()));
+    // SAFETY: `exit` ends only this thread.
+    unsafe { asm!("exit;", options(noreturn)) }
+}
+
+/// Ends the calling thread (every thread of an aborted launch leaves this way).
+pub fn exit_thread() -> ! {
+    // SAFETY: `exit` ends only this thread.
+    unsafe { asm!("exit;", options(noreturn)) }
+}

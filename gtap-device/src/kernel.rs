@@ -1,0 +1,169 @@
+//! Kernels: what `#[gtap::kernel]` and `entry!` expand to.
+//!
+//! On the GPU a kernel is a PTX entry taking `(LaunchParams, *mut Output, args...)`; every
+//! thread runs the body, `entry!` turns every thread into a scheduler worker, and thread 0
+//! writes the body's return value. On the host the same body is reachable through the
+//! [`Kernel`] trait, which the CPU executor calls.
+
+use crate::layout::LaunchParams;
+use crate::slice::{Slice, SliceMut};
+use crate::task::{Site, TaskFunction};
+
+/// A value that may be passed to a kernel: plain data with the same layout on host and device.
+///
+/// # Safety
+/// The type must be `Copy`, contain no host-only pointers, and have the same size and layout on
+/// `x86_64` and `nvptx64`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed to a gtap kernel",
+    label = "not a kernel argument",
+    note = "kernel arguments are integers, floats, bools, and `gtap::Slice`/`gtap::SliceMut` views of device buffers"
+)]
+pub unsafe trait KernelArg: Copy + 'static {}
+
+macro_rules! kernel_arg {
+    ($($t:ty),*) => {$(
+        // SAFETY: primitive with identical layout on both targets.
+        unsafe impl KernelArg for $t {}
+    )*};
+}
+kernel_arg!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, bool);
+// SAFETY: a pointer and a length, laid out by `#[repr(C)]`; the host creates it from device
+// memory.
+unsafe impl<T: 'static> KernelArg for Slice<T> {}
+// SAFETY: as for `Slice`.
+unsafe impl<T: 'static> KernelArg for SliceMut<T> {}
+
+/// A tuple of [`KernelArg`]s: the parameters of a kernel after the runtime's own.
+pub trait KernelArgs: Copy + 'static {
+    /// Calls `f` with the address of each argument, in order (for `cuLaunchKernel`).
+    fn each_param(&self, f: &mut dyn FnMut(*const u8));
+}
+
+macro_rules! kernel_args {
+    ($(($($name:ident : $t:ident),*)),*) => {$(
+        impl<$($t: KernelArg),*> KernelArgs for ($($t,)*) {
+            #[allow(unused_variables)]
+            fn each_param(&self, f: &mut dyn FnMut(*const u8)) {
+                let ($($name,)*) = self;
+                $( f($name as *const $t as *const u8); )*
+            }
+        }
+    )*};
+}
+kernel_args!(
+    (),
+    (a: A),
+    (a: A, b: B),
+    (a: A, b: B, c: C),
+    (a: A, b: B, c: C, d: D),
+    (a: A, b: B, c: C, d: D, e: E),
+    (a: A, b: B, c: C, d: D, e: E, g: G),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I)
+);
+
+/// A kernel defined with `#[gtap::kernel]`, as the host sees it.
+pub trait Kernel: 'static {
+    /// The PTX entry name.
+    const NAME: &'static str;
+    /// The user's parameters, as a tuple.
+    type Args: KernelArgs;
+    /// What the kernel returns to the host.
+    type Output: Copy + 'static;
+    /// Runs the kernel body on the host (the CPU executor calls this).
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn run_cpu(launch: &LaunchParams, args: Self::Args) -> Self::Output;
+}
+
+/// `entry!`: runs the task graph rooted at `T(args)` to completion and returns the root's
+/// result. Every thread of the grid must call it (on the host: the CPU executor's thread).
+#[inline(always)]
+pub fn entry<T: TaskFunction>(
+    launch: &LaunchParams,
+    site: &'static Site,
+    args: T::Args,
+) -> T::Output
+where
+    T::Output: Copy,
+{
+    #[cfg(target_arch = "nvptx64")]
+    {
+        gpu::entry::<T>(launch, site, args)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        crate::cpu::entry::<T>(launch, site, args)
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod gpu {
+    use super::*;
+    use crate::arch::{self, Warp};
+    use crate::launch::Runtime;
+    use crate::scheduler::Worker;
+    use crate::task::create_root;
+
+    #[inline(always)]
+    pub(super) fn entry<T: TaskFunction>(
+        launch: &LaunchParams,
+        site: &'static Site,
+        args: T::Args,
+    ) -> T::Output
+    where
+        T::Output: Copy,
+    {
+        let rt = Runtime::new(launch);
+        arch::init_block(&rt);
+        let warp = Warp::current();
+        let mut worker = Worker::new(&warp);
+        if warp.id() == 0 {
+            worker.start_root(|w| create_root::<T>(w, site, args));
+        }
+        worker.run();
+        if warp.runtime().control().aborted() {
+            // No result: the host reports the recorded error instead.
+            arch::exit_thread();
+        }
+        // Acquire: the root's result was written before the finished flag was raised.
+        arch::fence();
+        // SAFETY: the root finished, so the result area holds its `T::Output`.
+        unsafe { (rt.root_result as *const T::Output).read() }
+    }
+}
+
+/// Stores a kernel's return value for the host (thread 0 of block 0 only on the GPU).
+///
+/// # Safety
+/// `out` must point to writable memory for one `T`.
+#[inline(always)]
+pub unsafe fn write_result<T: Copy>(out: *mut T, value: T) {
+    if crate::arch::block_index() == 0 && crate::arch::thread_index() == 0 {
+        // SAFETY: per the contract.
+        unsafe { out.write(value) }
+    }
+}
+
+/// Defines a PTX kernel entry. Used by `#[gtap::kernel]`; the `ptx-kernel` ABI is unstable,
+/// and this macro lets user crates use it without enabling the feature themselves.
+#[doc(hidden)]
+#[macro_export]
+#[cfg_attr(target_arch = "nvptx64", allow_internal_unstable(abi_ptx))]
+macro_rules! __ptx_kernel {
+    ($(#[$m:meta])* $vis:vis fn $name:ident($launch:ident $(, $arg:ident : $ty:ty)* $(,)?) -> $out:ty $body:block) => {
+        $(#[$m])*
+        #[unsafe(no_mangle)]
+        $vis unsafe extern "ptx-kernel" fn $name(
+            __gtap_params: $crate::__private::LaunchParams,
+            __gtap_out: *mut $out
+            $(, $arg: $ty)*
+        ) {
+            let $launch = &__gtap_params;
+            #[allow(unused_mut)]
+            let __gtap_value: $out = (move || $body)();
+            // SAFETY: the host passes a device buffer for one `$out`.
+            unsafe { $crate::__private::write_result(__gtap_out, __gtap_value) };
+        }
+    };
+}

@@ -1,0 +1,78 @@
+//! Per-lane execution context: which task a lane is polling and what that poll has done.
+//!
+//! A lane's context is written only by that lane (on the GPU it sits in shared memory at the
+//! lane's thread index, on the CPU in the simulated warp), so plain fields suffice.
+
+use crate::launch::Runtime;
+use crate::scheduler::WarpShared;
+use crate::task::TaskInfo;
+
+/// The lane wrote task records or ring entries that other warps will read, so it must issue a
+/// release fence before the warp publishes them.
+pub(crate) const WROTE: u32 = 1;
+/// The task asked to suspend at a `taskwait!` (children are outstanding).
+pub(crate) const SUSPEND: u32 = 2;
+/// Something this poll did raised a device error: the task must not continue past its next
+/// wait (its children may be missing).
+pub(crate) const FAILED: u32 = 4;
+
+/// What one lane is doing right now.
+#[repr(C)]
+pub struct LaneCtx {
+    /// Task id being polled.
+    pub(crate) task: u32,
+    /// Children spawned by this poll since the task's last wait.
+    pub(crate) spawned: u32,
+    /// [`WROTE`], [`SUSPEND`] and [`FAILED`] bits.
+    pub(crate) flags: u32,
+    pub(crate) _pad: u32,
+    /// The task function being polled (for error reports).
+    pub(crate) info: *const TaskInfo,
+}
+
+impl LaneCtx {
+    /// An idle lane.
+    pub const IDLE: LaneCtx = LaneCtx {
+        task: u32::MAX,
+        spawned: 0,
+        flags: 0,
+        _pad: 0,
+        info: core::ptr::null(),
+    };
+}
+
+/// Everything a lane needs while it polls a task: its own context, its warp's shared state and
+/// the runtime's global view.
+#[derive(Clone, Copy)]
+pub struct LaneView {
+    pub(crate) ctx: *mut LaneCtx,
+    pub(crate) shared: *const WarpShared,
+    pub(crate) rt: *const Runtime,
+}
+
+impl LaneView {
+    /// The lane's own context.
+    ///
+    /// # Safety
+    /// Must be called by the lane that owns the context, with no other live reference to it.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn ctx(&self) -> &mut LaneCtx {
+        // SAFETY: the caller is the owning lane (contexts are per lane) and holds no other reference.
+        unsafe { &mut *self.ctx }
+    }
+
+    /// The warp's shared state.
+    #[inline(always)]
+    pub(crate) fn shared(&self) -> &WarpShared {
+        // SAFETY: the executor keeps the warp's shared state alive while any lane of it runs.
+        unsafe { &*self.shared }
+    }
+
+    /// The runtime's view of device memory.
+    #[inline(always)]
+    pub(crate) fn rt(&self) -> &Runtime {
+        // SAFETY: the runtime outlives every worker of the launch.
+        unsafe { &*self.rt }
+    }
+}

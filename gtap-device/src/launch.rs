@@ -1,0 +1,127 @@
+//! The device's view of one launch: typed pointers into the runtime's region.
+
+use crate::error::ErrorRecord;
+use crate::layout::{LaunchParams, OPT_RANDOM_QUEUE};
+use crate::pool::{PoolCell, PoolMeta};
+use crate::queue::QueueMeta;
+use crate::record::Header;
+use crate::scheduler::Control;
+use crate::stats::WarpStats;
+
+/// Typed pointers into the runtime's region plus the geometry, resolved once per launch from
+/// [`LaunchParams`]. On the GPU each block keeps a copy in shared memory.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Runtime {
+    control: *mut Control,
+    pub(crate) root_result: *mut u8,
+    queue_meta: *mut QueueMeta,
+    rings: *mut u32,
+    pool_meta: *mut PoolMeta,
+    pool_cells: *mut PoolCell,
+    stats: *mut WarpStats,
+    slots: *mut u8,
+    pub(crate) error: *mut ErrorRecord,
+    pub(crate) host: u64,
+    pub(crate) warps: u32,
+    pub(crate) warps_per_block: u32,
+    pub(crate) slots_per_warp: u32,
+    pub(crate) num_queues: u32,
+    pub(crate) queue_capacity: u32,
+    pub(crate) slot_bytes: u32,
+    pub(crate) options: u32,
+    pub(crate) seed: u32,
+}
+
+impl Runtime {
+    /// Resolves the launch parameters.
+    pub fn new(p: &LaunchParams) -> Self {
+        let l = &p.layout;
+        let g = &l.geometry;
+        let at = |off: u64| (p.base + off) as *mut u8;
+        Self {
+            control: at(l.control) as *mut Control,
+            root_result: at(l.root_result),
+            queue_meta: at(l.queue_meta) as *mut QueueMeta,
+            rings: at(l.rings) as *mut u32,
+            pool_meta: at(l.pool_meta) as *mut PoolMeta,
+            pool_cells: at(l.pool_cells) as *mut PoolCell,
+            stats: at(l.stats) as *mut WarpStats,
+            slots: at(l.slots),
+            error: p.error as *mut ErrorRecord,
+            host: p.host,
+            warps: g.warps(),
+            warps_per_block: g.warps_per_block,
+            slots_per_warp: g.slots_per_warp,
+            num_queues: g.num_queues,
+            queue_capacity: g.queue_capacity(),
+            slot_bytes: g.slot_bytes,
+            options: p.options,
+            seed: p.seed,
+        }
+    }
+
+    /// Termination and abort flags.
+    #[inline(always)]
+    pub(crate) fn control(&self) -> &Control {
+        // SAFETY: the region outlives the launch and was zeroed (a valid `Control`) before it.
+        unsafe { &*self.control }
+    }
+
+    /// Header of task `id`'s record.
+    #[inline(always)]
+    pub(crate) fn header(&self, id: u32) -> *mut Header {
+        // SAFETY: ids are below warps * slots_per_warp, so the slot lies inside the region.
+        unsafe { self.slots.add(id as usize * self.slot_bytes as usize) as *mut Header }
+    }
+
+    /// Metadata of queue `q` of warp `w`.
+    #[inline(always)]
+    pub(crate) fn queue_meta(&self, w: u32, q: u32) -> &QueueMeta {
+        // SAFETY: w < warps and q < num_queues index inside the zeroed metadata region.
+        unsafe { &*self.queue_meta.add((w * self.num_queues + q) as usize) }
+    }
+
+    /// Ring buffer of queue `q` of warp `w`.
+    #[inline(always)]
+    pub(crate) fn ring(&self, w: u32, q: u32) -> *mut u32 {
+        // SAFETY: w < warps and q < num_queues index inside the ring region.
+        unsafe {
+            self.rings
+                .add(((w * self.num_queues + q) * self.queue_capacity) as usize)
+        }
+    }
+
+    /// Free-id metadata of warp `w`.
+    #[inline(always)]
+    pub(crate) fn pool_meta(&self, w: u32) -> &PoolMeta {
+        // SAFETY: w < warps indexes inside the zeroed metadata region.
+        unsafe { &*self.pool_meta.add(w as usize) }
+    }
+
+    /// Cell `i` of warp `w`'s free-id ring.
+    #[inline(always)]
+    pub(crate) fn pool_cell(&self, w: u32, i: u32) -> &PoolCell {
+        // SAFETY: w < warps and i < slots_per_warp index inside the zeroed cell region.
+        unsafe { &*self.pool_cells.add((w * self.slots_per_warp + i) as usize) }
+    }
+
+    /// Statistics of warp `w`.
+    #[inline(always)]
+    pub(crate) fn stats(&self, w: u32) -> *mut WarpStats {
+        // SAFETY: w < warps indexes inside the statistics region.
+        unsafe { self.stats.add(w as usize) }
+    }
+
+    /// Payload bytes available to a task's future.
+    #[inline(always)]
+    pub(crate) fn payload_bytes(&self) -> u32 {
+        self.slot_bytes - crate::record::HEADER_BYTES as u32
+    }
+
+    /// Whether the deterministic executor asked for random queue choice.
+    #[inline(always)]
+    pub(crate) fn random_queue(&self) -> bool {
+        self.options & OPT_RANDOM_QUEUE != 0
+    }
+}

@@ -1,0 +1,199 @@
+//! Where everything lives in device memory.
+//!
+//! The host allocates one region per runtime and the device addresses it through the offsets
+//! computed here, so both sides agree by construction. The CPU executor allocates the same
+//! region in host memory. Every region except the task slots and the ring buffers must be
+//! zeroed before a launch ([`Layout::reset_range`]): all-zero is the valid initial state of
+//! queues, pools, control words and statistics.
+
+use crate::error::ErrorRecord;
+use crate::pool::{PoolCell, PoolMeta};
+use crate::queue::QueueMeta;
+use crate::record::HEADER_BYTES;
+use crate::scheduler::{Control, MAX_QUEUES};
+use crate::stats::WarpStats;
+
+/// Bytes reserved for the root task's result.
+pub const ROOT_RESULT_BYTES: usize = 256;
+
+/// The runtime's shape: the numbers the host and the device must agree on.
+///
+/// Validation with user-facing messages lives in `gtap-host`; [`Geometry::check`] states the
+/// invariants the device code relies on.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    /// Thread blocks in the grid.
+    pub blocks: u32,
+    /// Warps per block (block size / 32).
+    pub warps_per_block: u32,
+    /// Task slots owned by each warp: the most tasks a warp may have spawned and not yet freed.
+    pub slots_per_warp: u32,
+    /// Divergence-aware queues per warp.
+    pub num_queues: u32,
+    /// Bytes per task slot: the record header plus the largest task future, a multiple of 16.
+    pub slot_bytes: u32,
+}
+
+/// Why a [`Geometry`] cannot be laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GeometryError {
+    /// A count that must be positive is zero.
+    Zero(&'static str),
+    /// `num_queues` exceeds [`MAX_QUEUES`].
+    TooManyQueues,
+    /// `slots_per_warp` is not a multiple of `num_queues`.
+    SlotsNotDivisible,
+    /// `slot_bytes` is not a multiple of 16 or has no room for a payload.
+    BadSlotBytes,
+    /// The task ids or byte offsets do not fit the device's 32/64-bit counters.
+    TooLarge,
+}
+
+impl Geometry {
+    /// Total warps in the grid.
+    pub const fn warps(&self) -> u32 {
+        self.blocks * self.warps_per_block
+    }
+
+    /// Capacity of each ring queue: the warp's slots shared out among its queues.
+    pub const fn queue_capacity(&self) -> u32 {
+        self.slots_per_warp / self.num_queues
+    }
+
+    /// Bytes available for a task's future in one slot.
+    pub const fn payload_bytes(&self) -> u32 {
+        self.slot_bytes - HEADER_BYTES as u32
+    }
+
+    /// Checks the invariants the device code relies on.
+    pub fn check(&self) -> Result<(), GeometryError> {
+        for (v, name) in [
+            (self.blocks, "blocks"),
+            (self.warps_per_block, "warps_per_block"),
+            (self.slots_per_warp, "slots_per_warp"),
+            (self.num_queues, "num_queues"),
+        ] {
+            if v == 0 {
+                return Err(GeometryError::Zero(name));
+            }
+        }
+        if self.num_queues as usize > MAX_QUEUES {
+            return Err(GeometryError::TooManyQueues);
+        }
+        if self.slots_per_warp % self.num_queues != 0 {
+            return Err(GeometryError::SlotsNotDivisible);
+        }
+        if self.slot_bytes % 16 != 0 || self.slot_bytes as usize <= HEADER_BYTES {
+            return Err(GeometryError::BadSlotBytes);
+        }
+        let ids =
+            (self.blocks as u64) * (self.warps_per_block as u64) * (self.slots_per_warp as u64);
+        if ids >= u32::MAX as u64 || ids * self.slot_bytes as u64 >= (1u64 << 46) {
+            return Err(GeometryError::TooLarge);
+        }
+        Ok(())
+    }
+}
+
+/// Byte offsets of each region inside the runtime's allocation.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// The geometry this layout was computed for.
+    pub geometry: Geometry,
+    /// Termination and abort flags.
+    pub control: u64,
+    /// The root task's result.
+    pub root_result: u64,
+    /// One [`QueueMeta`] per (warp, queue).
+    pub queue_meta: u64,
+    /// Ring buffers of task ids, `queue_capacity` entries per (warp, queue).
+    pub rings: u64,
+    /// One [`PoolMeta`] per warp.
+    pub pool_meta: u64,
+    /// Free-id rings, `slots_per_warp` cells per warp.
+    pub pool_cells: u64,
+    /// One [`WarpStats`] per warp.
+    pub stats: u64,
+    /// Task slots, `slot_bytes` each.
+    pub slots: u64,
+    /// Total bytes.
+    pub bytes: u64,
+}
+
+const fn align(v: u64, a: u64) -> u64 {
+    (v + a - 1) / a * a
+}
+
+impl Layout {
+    /// Lays out `geometry`, which must pass [`Geometry::check`].
+    pub fn new(geometry: Geometry) -> Result<Self, GeometryError> {
+        geometry.check()?;
+        let warps = geometry.warps() as u64;
+        let queues = warps * geometry.num_queues as u64;
+        let slots = warps * geometry.slots_per_warp as u64;
+        let mut at = 0u64;
+        let mut region = |bytes: u64| {
+            let start = align(at, 128);
+            at = start + bytes;
+            start
+        };
+        let control = region(core::mem::size_of::<Control>() as u64);
+        let root_result = region(ROOT_RESULT_BYTES as u64);
+        let queue_meta = region(queues * core::mem::size_of::<QueueMeta>() as u64);
+        let pool_meta = region(warps * core::mem::size_of::<PoolMeta>() as u64);
+        let pool_cells = region(slots * core::mem::size_of::<PoolCell>() as u64);
+        let stats = region(warps * core::mem::size_of::<WarpStats>() as u64);
+        let rings = region(queues * geometry.queue_capacity() as u64 * 4);
+        let slots_at = region(slots * geometry.slot_bytes as u64);
+        Ok(Self {
+            geometry,
+            control,
+            root_result,
+            queue_meta,
+            rings,
+            pool_meta,
+            pool_cells,
+            stats,
+            slots: slots_at,
+            bytes: align(at, 128),
+        })
+    }
+
+    /// The byte range that must be zeroed before every launch (control words, root result,
+    /// queue and pool metadata, statistics). Rings and slots need no reset.
+    pub fn reset_range(&self) -> core::ops::Range<u64> {
+        self.control..self.rings
+    }
+
+    /// Bytes of the task slots alone (the rest is queues, id rings and control words).
+    pub fn slot_bytes_total(&self) -> u64 {
+        self.bytes - self.slots
+    }
+}
+
+/// Per-launch parameters, passed by value to every kernel. `#[repr(C)]` and identical on host
+/// and device.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchParams {
+    /// Device address of the runtime's region.
+    pub base: u64,
+    /// Device address of the [`ErrorRecord`] (host memory mapped into the device on the GPU).
+    pub error: u64,
+    /// The region's layout.
+    pub layout: Layout,
+    /// Scheduling options (`OPT_*` bits).
+    pub options: u32,
+    /// Seed for victim selection (mixed with the clock on the GPU).
+    pub seed: u32,
+    /// CPU executor only: address of its driver; zero on the GPU.
+    pub host: u64,
+}
+
+/// Deterministic executor: pick a random non-empty queue instead of the fullest one.
+pub const OPT_RANDOM_QUEUE: u32 = 1;
+
+// The error record is written by the device and read by the host; keep its size stable.
+const _: () = assert!(core::mem::size_of::<ErrorRecord>() == 368);

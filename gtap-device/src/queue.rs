@@ -1,0 +1,235 @@
+//! Per-warp ring queues of runnable task ids, with batched pops, batched steals and
+//! divergence-aware queue selection.
+//!
+//! # Protocol
+//!
+//! Each warp owns `num_queues` rings of `queue_capacity` ids. Positions are free-running `u32`
+//! counters; slot = position % capacity.
+//!
+//! * **Only the owner writes a ring.** During a step its lanes *stage* ids (new children, or
+//!   parents whose last child just finished) at `tail` (a warp-local counter). Staged ids are
+//!   invisible to other warps.
+//! * **End of step.** The leader picks the queue with the most staged ids, keeps its newest (up
+//!   to 32) as the next batch by moving `tail` back over them, and *publishes* the rest with one
+//!   release add to each queue's `count`. Lanes that wrote records fenced (release) before the
+//!   warp barrier that precedes this, so a thief that sees the count sees the records.
+//! * **`count`** is the number of published, unclaimed ids, `[head, tail)` minus what the owner
+//!   has taken back. Owner pops and thief steals both claim by compare-and-swap on `count`, so
+//!   together they never claim more than was published: the owner takes from the tail end
+//!   (newest first), thieves from the head end (oldest first), and the two ranges cannot meet.
+//! * **Thieves** serialise on the victim queue's `lock` (acquire), claim up to 32 ids, read
+//!   `head` (only thieves write it, under the lock), let their lanes copy the ids out, then
+//!   advance `head` and unlock (release). The owner re-reads `head` (acquire) before reusing a
+//!   slot, so it never overwrites an id a thief has not copied yet.
+//! * **Overflow**: staging more than `queue_capacity` ids beyond `head` is a device error.
+//! * **DAQ**: an idle warp pops its fullest queue; a thief picks the victim's fullest queue.
+
+use core::sync::atomic::Ordering;
+
+use crate::arch::{self, AtomicU32, WARP_SIZE};
+use crate::error::{ErrorCode, Failure, raise};
+use crate::lane::{LaneView, WROTE};
+use crate::launch::Runtime;
+use crate::scheduler::WarpShared;
+
+/// Metadata of one ring queue in device memory.
+#[repr(C)]
+pub struct QueueMeta {
+    /// Published ids not yet claimed.
+    pub(crate) count: AtomicU32,
+    /// Position of the oldest unclaimed id (written by thieves under `lock`).
+    pub(crate) head: AtomicU32,
+    /// Thieves' lock: 0 free, 1 held.
+    pub(crate) lock: AtomicU32,
+    _pad: u32,
+}
+
+/// Victims a thief tries per idle step.
+const STEAL_TRIES: u32 = 4;
+
+#[inline(always)]
+fn slot(rt: &Runtime, warp: u32, q: u32, pos: u32) -> *mut u32 {
+    // SAFETY: `pos % capacity` lies inside the ring of (warp, q).
+    unsafe { rt.ring(warp, q).add((pos % rt.queue_capacity) as usize) }
+}
+
+/// Reads the id at ring position `pos` of queue `q` of warp `warp`.
+#[inline(always)]
+pub(crate) fn read(rt: &Runtime, warp: u32, q: u32, pos: u32) -> u32 {
+    // SAFETY: the caller claimed `pos` (by pop, steal or end-of-step take-back), and the id was
+    // written before the claim became visible.
+    unsafe { slot(rt, warp, q, pos).read() }
+}
+
+/// Stages `task` on queue `q` of the calling lane's warp. Per lane.
+#[inline]
+pub(crate) fn stage(lane: &LaneView, task: u32, q: u32) {
+    let rt = lane.rt();
+    let shared = lane.shared();
+    let me = arch::warp_index();
+    let pos = shared.tails[q as usize].fetch_add(1);
+    let cap = rt.queue_capacity;
+    if pos.wrapping_sub(shared.heads[q as usize].load()) >= cap {
+        let head = rt.queue_meta(me, q).head.load(Ordering::Acquire);
+        shared.heads[q as usize].store(head);
+        if pos.wrapping_sub(head) >= cap {
+            // SAFETY: the calling lane owns its context.
+            let info = unsafe { lane.ctx().info.as_ref() };
+            let mut f = Failure::in_task(
+                ErrorCode::QueueOverflow,
+                info,
+                (pos.wrapping_sub(head) + 1) as u64,
+                cap as u64,
+            );
+            f.queue = q;
+            raise(f);
+            return;
+        }
+    }
+    // SAFETY: slot `pos` is beyond every claimed position and within capacity of `head`.
+    unsafe { slot(rt, me, q, pos).write(task) };
+    shared.staged[q as usize].fetch_add(1);
+    // SAFETY: the calling lane owns its context.
+    unsafe { lane.ctx() }.flags |= WROTE;
+}
+
+/// The queue of `warp` with the most published ids, or a random non-empty one in the
+/// deterministic executor's random-queue mode. Returns (queue, count).
+#[inline]
+fn pick(rt: &Runtime, warp: u32, rng: &mut u64) -> (u32, u32) {
+    let random = rt.random_queue();
+    let (mut best, mut best_n, mut seen) = (0, 0, 0u32);
+    for q in 0..rt.num_queues {
+        let c = rt.queue_meta(warp, q).count.load(Ordering::Relaxed);
+        if c == 0 {
+            continue;
+        }
+        seen += 1;
+        let take = if random {
+            next(rng) % seen as u64 == 0
+        } else {
+            c > best_n
+        };
+        if take {
+            (best, best_n) = (q, c);
+        }
+    }
+    (best, best_n)
+}
+
+/// Leader: claims up to 32 ids from the calling warp's own fullest queue, newest first.
+/// Returns `[queue, first position, count]`.
+#[inline]
+pub(crate) fn pop_own(
+    rt: &Runtime,
+    shared: &WarpShared,
+    me: u32,
+    rng: &mut u64,
+) -> Option<[u32; 3]> {
+    loop {
+        let (q, c) = pick(rt, me, rng);
+        if c == 0 {
+            return None;
+        }
+        let n = c.min(WARP_SIZE);
+        if rt
+            .queue_meta(me, q)
+            .count
+            .compare_exchange(c, c - n, Ordering::AcqRel)
+            .is_ok()
+        {
+            let tail = shared.tails[q as usize].load().wrapping_sub(n);
+            shared.tails[q as usize].store(tail);
+            return Some([q, tail, n]);
+        }
+    }
+}
+
+/// Leader: tries a few random victims and claims up to 32 of the oldest ids of the victim's
+/// fullest queue. On success the victim queue stays locked until [`end_steal`]; returns
+/// `[queue, first position, count, victim]`.
+#[inline]
+pub(crate) fn try_steal(rt: &Runtime, me: u32, rng: &mut u64) -> Option<[u32; 4]> {
+    if rt.warps < 2 {
+        return None;
+    }
+    for _ in 0..STEAL_TRIES {
+        let v = (next(rng) % (rt.warps as u64 - 1)) as u32;
+        let victim = if v >= me { v + 1 } else { v };
+        let (q, c) = pick(rt, victim, rng);
+        if c == 0 {
+            continue;
+        }
+        let meta = rt.queue_meta(victim, q);
+        if meta.lock.compare_exchange(0, 1, Ordering::Acquire).is_err() {
+            continue;
+        }
+        loop {
+            let c = meta.count.load(Ordering::Relaxed);
+            if c == 0 {
+                meta.lock.store(0, Ordering::Release);
+                break;
+            }
+            let n = c.min(WARP_SIZE);
+            if meta
+                .count
+                .compare_exchange(c, c - n, Ordering::AcqRel)
+                .is_ok()
+            {
+                let head = meta.head.load(Ordering::Relaxed);
+                return Some([q, head, n, victim]);
+            }
+        }
+    }
+    None
+}
+
+/// Leader: the lanes have copied the stolen ids out; advance the victim's head and unlock.
+#[inline]
+pub(crate) fn end_steal(rt: &Runtime, victim: u32, q: u32, head: u32, n: u32) {
+    let meta = rt.queue_meta(victim, q);
+    meta.head.store(head.wrapping_add(n), Ordering::Release);
+    meta.lock.store(0, Ordering::Release);
+}
+
+/// Leader, at the end of a step: keeps up to 32 of the newest ids staged on the queue that
+/// received the most as the next batch and publishes everything else staged.
+/// Returns `[queue, first position, count]` of the kept batch.
+#[inline]
+pub(crate) fn end_step(rt: &Runtime, shared: &WarpShared, me: u32) -> [u32; 3] {
+    let (mut best, mut best_n) = (0u32, 0u32);
+    for q in 0..rt.num_queues {
+        let s = shared.staged[q as usize].load();
+        if s > best_n {
+            (best, best_n) = (q, s);
+        }
+    }
+    let keep = best_n.min(WARP_SIZE);
+    for q in 0..rt.num_queues {
+        let s = shared.staged[q as usize].load();
+        if s == 0 {
+            continue;
+        }
+        shared.staged[q as usize].store(0);
+        let publish = if q == best { s - keep } else { s };
+        if publish > 0 {
+            rt.queue_meta(me, q)
+                .count
+                .fetch_add(publish, Ordering::Release);
+        }
+    }
+    let tail = shared.tails[best as usize].load().wrapping_sub(keep);
+    shared.tails[best as usize].store(tail);
+    [best, tail, keep]
+}
+
+/// xorshift64: victim and queue choice.
+#[inline(always)]
+pub(crate) fn next(rng: &mut u64) -> u64 {
+    let mut x = *rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *rng = x;
+    x
+}

@@ -1,0 +1,130 @@
+//! Task records: a fixed header followed by the task's future, in one pool slot.
+//!
+//! A record never moves once written, so the future may hold pointers into itself and children
+//! may write their results into the parent's locals through raw pointers. The header's `poll`
+//! is a monomorphised shim that knows the future's concrete type.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll, Waker};
+
+use crate::arch::{self, AtomicU32};
+use crate::task::TaskFunction;
+
+/// Bytes of the record header; the future starts right after it, 16-byte aligned.
+pub const HEADER_BYTES: usize = 32;
+
+/// The largest alignment a task future may require.
+pub const MAX_ALIGN: usize = 16;
+
+/// Polls the record's future once. Returns `true` when it has completed (and its result has been
+/// written to the destination).
+pub(crate) type PollFn = unsafe fn(*mut Header) -> bool;
+
+/// The task returned but children it spawned after its last wait are still running: the last
+/// of them finishes it.
+pub(crate) const COMPLETING: u32 = 1;
+
+/// Sentinel for "no task".
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// The fixed part of a task record.
+#[repr(C, align(16))]
+pub(crate) struct Header {
+    /// Polls the future that follows the header.
+    pub(crate) poll: PollFn,
+    /// Where the result goes (a local of the parent's future, or the root result); null to
+    /// discard it.
+    pub(crate) dst: *mut u8,
+    /// Parent task id, [`NONE`] for the root.
+    pub(crate) parent: u32,
+    /// Children still running at the current wait (or at the implicit wait on return).
+    pub(crate) pending: AtomicU32,
+    /// Queue the task was spawned on; the default queue for its continuations.
+    pub(crate) queue: u16,
+    /// Queue for the continuation after the current wait.
+    pub(crate) resume_queue: u16,
+    /// 0, or [`COMPLETING`].
+    pub(crate) state: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<Header>() == HEADER_BYTES);
+
+/// Bytes a record of `F` needs, or `None` if `F` is aligned beyond [`MAX_ALIGN`].
+pub const fn record_bytes<F>() -> Option<usize> {
+    if core::mem::align_of::<F>() > MAX_ALIGN {
+        None
+    } else {
+        Some(HEADER_BYTES + core::mem::size_of::<F>())
+    }
+}
+
+#[inline(always)]
+fn payload<F>(h: *mut Header) -> *mut F {
+    // SAFETY: the payload starts right after the 16-aligned header inside the same slot.
+    unsafe { (h as *mut u8).add(HEADER_BYTES) as *mut F }
+}
+
+/// Writes a new record for task function `T` with future `fut` into slot `h`.
+///
+/// # Safety
+/// `h` is a free slot of at least `record_bytes::<F>()` bytes, owned by the caller.
+#[inline(always)]
+pub(crate) unsafe fn write<T, F>(
+    h: *mut Header,
+    fut: F,
+    dst: *mut T::Output,
+    parent: u32,
+    queue: u32,
+) where
+    T: TaskFunction,
+    F: Future<Output = T::Output>,
+{
+    // SAFETY: per the contract, the slot is free and large enough; nobody else can see it yet.
+    unsafe {
+        h.write(Header {
+            poll: poll_shim::<T, F>,
+            dst: dst as *mut u8,
+            parent,
+            pending: AtomicU32::new(0),
+            queue: queue as u16,
+            resume_queue: queue as u16,
+            state: 0,
+        });
+        payload::<F>(h).write(fut);
+    }
+}
+
+/// Polls the future of a record written by [`write`] for the same `T` and `F`.
+unsafe fn poll_shim<T, F>(h: *mut Header) -> bool
+where
+    T: TaskFunction,
+    F: Future<Output = T::Output>,
+{
+    let lane = arch::current_lane();
+    // SAFETY: the polling lane owns its context.
+    unsafe { lane.ctx() }.info = &T::INFO;
+    let fut = payload::<F>(h);
+    let mut cx = Context::from_waker(Waker::noop());
+    // SAFETY: the record was written by `write::<T, F>` and never moves, so pinning it in place
+    // is sound; only this lane polls it now (it was claimed from a queue).
+    match unsafe { Pin::new_unchecked(&mut *fut) }.poll(&mut cx) {
+        Poll::Ready(v) => {
+            // SAFETY: `dst` is null or points to a `T::Output` slot that stays allocated until this
+            // task's parent resumes (the parent waits for it; `#[gtap::function]` checks that a
+            // wait follows in the destination's scope). The old value is overwritten, not
+            // dropped: a parent that already returned has dropped its locals itself.
+            unsafe {
+                let dst = (*h).dst as *mut T::Output;
+                if dst.is_null() {
+                    drop(v);
+                } else {
+                    dst.write(v);
+                }
+                core::ptr::drop_in_place(fut);
+            }
+            true
+        }
+        Poll::Pending => false,
+    }
+}

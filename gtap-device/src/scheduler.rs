@@ -1,0 +1,296 @@
+//! The warp scheduler: one loop per warp, the same code on the GPU and in the CPU executor.
+//!
+//! Thread mode runs one task per lane; a warp runs up to 32 tasks per *step*:
+//!
+//! 1. **Batch.** If the warp has no batch left from the previous step, its leader pops up to 32
+//!    ids from its own fullest queue, or steals up to 32 of the oldest ids from a random victim's
+//!    fullest queue ([`crate::queue`]). Lanes load the ids in parallel. After a steal every lane
+//!    issues an acquire fence before touching the stolen records.
+//! 2. **Run.** Each lane with an id polls that task once ([`crate::record`]). The poll may spawn
+//!    children (staged on the warp's rings, [`crate::queue::stage`]), suspend at a wait, or
+//!    complete ([`crate::join`]). A lane that wrote records issues a release fence.
+//! 3. **End of step.** After a warp barrier the leader keeps up to 32 of the newest ids staged
+//!    on the queue that received the most as the next batch (children run where their parent's
+//!    data is hot) and publishes the rest for thieves ([`crate::queue::end_step`]).
+//!
+//! The launch ends when the root task finishes (`Control::finish`) or a device error aborts it.
+//! Workers read the stop word when they have nothing to run and every [`STOP_CHECK_STEPS`]
+//! steps otherwise, so an abort stops every warp promptly without a global read per step.
+
+use core::sync::atomic::Ordering;
+
+use crate::arch::{self, AtomicU32, Lanes, LocalU32, WARP_SIZE, Warp};
+use crate::join;
+use crate::lane::WROTE;
+use crate::pool;
+use crate::queue;
+use crate::record::NONE;
+use crate::stats::WarpStats;
+
+/// The most divergence-aware queues a warp may have.
+pub const MAX_QUEUES: usize = 16;
+
+/// Busy warps read the stop word once every this many steps.
+pub const STOP_CHECK_STEPS: u32 = 32;
+
+const RUNNING: u32 = 0;
+const FINISHED: u32 = 1;
+const ABORTED: u32 = 2;
+
+/// Launch-wide control words (zeroed before each launch).
+#[repr(C)]
+pub struct Control {
+    stop: AtomicU32,
+    pub(crate) error_claim: AtomicU32,
+    _pad: [u32; 30],
+}
+
+impl Control {
+    /// The root task finished: every task has.
+    #[inline]
+    pub(crate) fn finish(&self) {
+        let _ = self
+            .stop
+            .compare_exchange(RUNNING, FINISHED, Ordering::AcqRel);
+    }
+    /// A device error: stop every worker.
+    #[inline]
+    pub(crate) fn abort(&self) {
+        self.stop.store(ABORTED, Ordering::Release);
+    }
+    /// `RUNNING`, `FINISHED` or `ABORTED`.
+    #[inline]
+    fn state(&self) -> u32 {
+        self.stop.load(Ordering::Acquire)
+    }
+    /// Whether a device error stopped the launch.
+    #[inline]
+    pub(crate) fn aborted(&self) -> bool {
+        self.state() == ABORTED
+    }
+}
+
+/// A warp's scheduling state shared by its lanes (shared memory on the GPU).
+pub struct WarpShared {
+    /// Owner-side ring positions, one per queue.
+    pub(crate) tails: [LocalU32; MAX_QUEUES],
+    /// Ids staged on each queue during the current step.
+    pub(crate) staged: [LocalU32; MAX_QUEUES],
+    /// Last thief head seen per queue (a lower bound; refreshed when a ring looks full).
+    pub(crate) heads: [LocalU32; MAX_QUEUES],
+    /// Task ids allocated from this warp's pool.
+    pub(crate) allocs: LocalU32,
+    /// One bit per lane that has not retired after a panic (GPU only: the CPU unwinds).
+    #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
+    pub(crate) live: LocalU32,
+}
+
+impl WarpShared {
+    /// State of a warp at kernel start.
+    pub const fn new() -> Self {
+        Self {
+            tails: [const { LocalU32::new(0) }; MAX_QUEUES],
+            staged: [const { LocalU32::new(0) }; MAX_QUEUES],
+            heads: [const { LocalU32::new(0) }; MAX_QUEUES],
+            allocs: LocalU32::new(0),
+            live: LocalU32::new(u32::MAX),
+        }
+    }
+}
+
+impl Default for WarpShared {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What one call of [`Worker::step`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Ran a batch of tasks.
+    Worked,
+    /// Found nothing to run.
+    Idle,
+    /// The launch is over (finished or aborted).
+    Stopped,
+}
+
+/// One warp's scheduler.
+pub struct Worker<'w> {
+    warp: &'w Warp,
+    me: u32,
+    batch: Lanes<u32>,
+    batch_len: u32,
+    steps: u32,
+    rng: u64,
+    stats: WarpStats,
+}
+
+impl<'w> Worker<'w> {
+    /// The scheduler of `warp`.
+    pub fn new(warp: &'w Warp) -> Self {
+        let me = warp.id();
+        let rt = warp.runtime();
+        let rng = ((rt.seed as u64) << 32 | me as u64) ^ arch::clock() ^ 0x9e37_79b9_7f4a_7c15;
+        Self {
+            warp,
+            me,
+            batch: Warp::splat(NONE),
+            batch_len: 0,
+            steps: 0,
+            rng: rng | 1,
+            stats: WarpStats::default(),
+        }
+    }
+
+    /// Creates the root task on this warp (warp 0) with `create` and takes it as the first batch.
+    pub(crate) fn start_root(&mut self, create: impl FnOnce(&Warp)) {
+        create(self.warp);
+        self.warp.sync();
+        self.end_step();
+    }
+
+    /// Runs steps until the launch stops, backing off while idle, then records statistics.
+    pub fn run(mut self) {
+        let mut idle_ns = 32;
+        loop {
+            match self.step() {
+                Step::Worked => idle_ns = 32,
+                Step::Idle => {
+                    arch::backoff(idle_ns);
+                    idle_ns = (idle_ns * 2).min(4096);
+                }
+                Step::Stopped => break,
+            }
+        }
+        self.finish();
+    }
+
+    /// One scheduling step: find a batch if needed, run it, and publish what it spawned.
+    pub fn step(&mut self) -> Step {
+        let warp = self.warp;
+        let rt = warp.runtime();
+        self.steps = self.steps.wrapping_add(1);
+        if self.batch_len == 0 || self.steps % STOP_CHECK_STEPS == 0 {
+            let [state] = warp.leader(|| [rt.control().state()]);
+            if state != RUNNING {
+                return Step::Stopped;
+            }
+        }
+        if self.batch_len == 0 && !self.refill() {
+            return Step::Idle;
+        }
+        let batch = warp.scramble(self.batch);
+        warp.each(batch, |_, id| {
+            if id != NONE {
+                run_task(id);
+            }
+        });
+        warp.sync();
+        self.stats.tasks += self.batch_len as u64;
+        self.end_step();
+        Step::Worked
+    }
+
+    /// Finds a batch: the warp's own fullest queue first, else a steal.
+    fn refill(&mut self) -> bool {
+        let warp = self.warp;
+        let rt = warp.runtime();
+        let (me, rng) = (self.me, &mut self.rng);
+        let [q, start, n, victim] = warp.leader(|| {
+            if let Some([q, start, n]) = queue::pop_own(rt, warp.shared(), me, rng) {
+                return [q, start, n, me];
+            }
+            queue::try_steal(rt, me, rng).map_or([0, 0, 0, NONE], |[q, head, n, v]| [q, head, n, v])
+        });
+        self.stats.steal_attempts += (victim != me) as u64;
+        if n == 0 {
+            return false;
+        }
+        let stolen = victim != me;
+        self.batch = warp.each(Warp::splat(()), |lane, ()| {
+            if lane >= n {
+                return NONE;
+            }
+            if stolen {
+                // Acquire: pairs with the victim's release when it published these ids.
+                arch::fence();
+            }
+            queue::read(rt, victim, q, start.wrapping_add(lane))
+        });
+        self.batch_len = n;
+        if stolen {
+            warp.sync();
+            warp.leader(|| {
+                queue::end_steal(rt, victim, q, start, n);
+                []
+            });
+            self.stats.steals += 1;
+        }
+        true
+    }
+
+    /// Keeps the next batch from what this step staged and publishes the rest.
+    fn end_step(&mut self) {
+        let warp = self.warp;
+        let rt = warp.runtime();
+        let me = self.me;
+        let peak = &mut self.stats.peak_live;
+        let [q, start, n] = warp.leader(|| {
+            *peak = (*peak).max(pool::live(rt, warp.shared(), me));
+            queue::end_step(rt, warp.shared(), me)
+        });
+        self.batch = warp.each(Warp::splat(()), |lane, ()| {
+            if lane < n {
+                queue::read(rt, me, q, start.wrapping_add(lane))
+            } else {
+                NONE
+            }
+        });
+        self.batch_len = n;
+    }
+
+    /// Writes this warp's statistics for the host.
+    pub fn finish(&self) {
+        let rt = self.warp.runtime();
+        let mut stats = self.stats;
+        stats.spawned = self.warp.shared().allocs.load() as u64;
+        let me = self.me;
+        self.warp.leader(|| {
+            // SAFETY: each warp writes only its own statistics slot, once, at the end.
+            unsafe { rt.stats(me).write(stats) };
+            []
+        });
+    }
+}
+
+/// Polls task `id` once on the calling lane and handles the outcome.
+#[inline]
+fn run_task(id: u32) {
+    let lane = arch::current_lane();
+    let rt = lane.rt();
+    // SAFETY: the calling lane owns its context.
+    let ctx = unsafe { lane.ctx() };
+    ctx.task = id;
+    ctx.spawned = 0;
+    ctx.flags = 0;
+    let h = rt.header(id);
+    // SAFETY: `id` was claimed by this warp and its record is visible (see the module docs).
+    let poll = unsafe { (*h).poll };
+    // SAFETY: `poll` is the shim written with this record, for this record's future.
+    match arch::guard(|| unsafe { poll(h) }) {
+        Some(true) => join::complete(&lane, id),
+        // Suspended at a wait, or abandoned after a panic (the launch is aborting).
+        Some(false) | None => {}
+    }
+    // SAFETY: as above.
+    let ctx = unsafe { lane.ctx() };
+    if ctx.flags & WROTE != 0 {
+        // Release: records and ring entries this lane wrote become visible before the warp
+        // publishes them at the end of the step.
+        arch::fence();
+    }
+    ctx.task = NONE;
+}
+
+const _: () = assert!(WARP_SIZE == 32);

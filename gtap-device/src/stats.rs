@@ -1,0 +1,19 @@
+//! Per-warp statistics, written once by each warp at the end of a launch.
+
+/// What one warp did during a launch.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WarpStats {
+    /// Task polls (a task that waits once is polled twice).
+    pub tasks: u64,
+    /// Tasks spawned by this warp (allocations from its pool).
+    pub spawned: u64,
+    /// Successful steals (each takes up to 32 tasks).
+    pub steals: u64,
+    /// Idle steps that tried to steal.
+    pub steal_attempts: u64,
+    /// Most tasks of this warp's pool live at once, sampled at each step's end.
+    pub peak_live: u32,
+    /// Padding.
+    pub _pad: u32,
+}

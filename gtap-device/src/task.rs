@@ -1,0 +1,287 @@
+//! What `#[gtap::function]`, `task!`, `taskwait!` and `entry!` expand to.
+//!
+//! A task function becomes a type implementing [`TaskFunction`] whose `start` returns the body
+//! as an `async` block: the compiler builds the state machine, saves exactly the locals that
+//! live across each wait, and sizes the record. `task!` calls [`spawn`]; `taskwait!` calls
+//! [`prepare_wait`] and awaits [`Suspend`], a zero-sized future.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use crate::arch::{self, Warp};
+use crate::error::{ErrorCode, Failure, raise};
+use crate::lane::{FAILED, SUSPEND, WROTE};
+use crate::layout::ROOT_RESULT_BYTES;
+use crate::record::{self, MAX_ALIGN, NONE};
+use crate::{pool, queue};
+
+/// Static description of a task function, for error reports and pool sizing.
+#[derive(Debug)]
+pub struct TaskInfo {
+    /// The function's name.
+    pub name: &'static str,
+    /// Source file of its definition.
+    pub file: &'static str,
+    /// Source line of its definition.
+    pub line: u32,
+}
+
+/// A function marked `#[gtap::function]`. Implemented by the macro; not meant to be written by
+/// hand.
+pub trait TaskFunction: 'static {
+    /// The parameters, as a tuple.
+    type Args;
+    /// The return type.
+    type Output;
+    /// Name and source location.
+    const INFO: TaskInfo;
+    /// The body as a future; polling it runs the task up to its next wait.
+    fn start(args: Self::Args) -> impl Future<Output = Self::Output>;
+}
+
+/// Bytes a record of task function `T` needs (header plus future), or `None` if its future is
+/// aligned beyond 16 bytes.
+pub const fn record_bytes_of<T: TaskFunction>() -> Option<usize> {
+    const fn of<A, F: Future>(_start: fn(A) -> F) -> Option<usize> {
+        record::record_bytes::<F>()
+    }
+    of(T::start)
+}
+
+/// Where a `task!`, `taskwait!` or `entry!` appears, for error reports.
+#[derive(Debug)]
+pub struct Site {
+    /// The enclosing task function or kernel.
+    pub function: &'static str,
+    /// Source file.
+    pub file: &'static str,
+    /// Source line.
+    pub line: u32,
+}
+
+/// Integer types accepted by a `queue(...)` clause.
+#[diagnostic::on_unimplemented(
+    message = "the queue index must be an integer, found `{Self}`",
+    label = "not an integer",
+    note = "queues are numbered 0..num_queues; write e.g. `queue(1)` or `queue(kind as u32)`"
+)]
+pub trait QueueIndex: Copy {
+    /// The index, widened without loss (negative values stay negative and are rejected at
+    /// run time).
+    fn widen(self) -> i128;
+}
+
+macro_rules! queue_index {
+    ($($t:ty),*) => {$(
+        impl QueueIndex for $t {
+            #[inline(always)]
+            fn widen(self) -> i128 { self as i128 }
+        }
+    )*};
+}
+queue_index!(
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize
+);
+
+/// Converts a `queue(...)` clause's value.
+#[inline(always)]
+pub fn queue_index<Q: QueueIndex>(q: Q) -> i128 {
+    q.widen()
+}
+
+#[inline(always)]
+fn check_queue(site: &'static Site, q: i128, num_queues: u32) -> Option<u32> {
+    if (0..num_queues as i128).contains(&q) {
+        Some(q as u32)
+    } else {
+        let clamped = q.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+        let mut f = Failure::at(
+            ErrorCode::InvalidQueue,
+            site,
+            clamped as u64,
+            num_queues as u64,
+        );
+        f.queue = clamped as u32;
+        raise(f);
+        None
+    }
+}
+
+/// `task!`: spawns `T(args)` as a child of the running task; its result will be written to
+/// `dst` (null: discarded) before the parent resumes from its next wait.
+#[inline(always)]
+pub fn spawn<T: TaskFunction>(
+    site: &'static Site,
+    queue: Option<i128>,
+    dst: *mut T::Output,
+    args: T::Args,
+) {
+    spawn_future::<T, _>(site, queue, dst, T::start(args));
+}
+
+#[inline(always)]
+fn spawn_future<T, F>(site: &'static Site, queue: Option<i128>, dst: *mut T::Output, fut: F)
+where
+    T: TaskFunction,
+    F: Future<Output = T::Output>,
+{
+    let lane = arch::current_lane();
+    let rt = lane.rt();
+    let q = match queue {
+        None => 0,
+        Some(q) => match check_queue(site, q, rt.num_queues) {
+            Some(q) => q,
+            None => return,
+        },
+    };
+    let fits = match record::record_bytes::<F>() {
+        Some(bytes) => bytes <= rt.slot_bytes as usize,
+        None => false,
+    };
+    if !fits {
+        let mut f = Failure::at(
+            ErrorCode::RecordTooLarge,
+            site,
+            (core::mem::size_of::<F>().max(core::mem::align_of::<F>())) as u64,
+            rt.payload_bytes() as u64,
+        );
+        f.task = Some(T::INFO.name);
+        raise(f);
+        return;
+    }
+    let me = arch::warp_index();
+    let Some(id) = pool::alloc(rt, lane.shared(), me) else {
+        raise(Failure::at(
+            ErrorCode::PoolExhausted,
+            site,
+            rt.slots_per_warp as u64 + 1,
+            rt.slots_per_warp as u64,
+        ));
+        return;
+    };
+    // SAFETY: the calling lane owns its context.
+    let ctx = unsafe { lane.ctx() };
+    // SAFETY: `id` was just allocated to this lane, and the record fits the slot (checked above).
+    unsafe { record::write::<T, F>(rt.header(id), fut, dst, ctx.task, q) };
+    ctx.spawned += 1;
+    queue::stage(&lane, id, q);
+}
+
+/// First half of `taskwait!`: records how many children the task waits for and on which queue
+/// it resumes. With no children outstanding the wait is a no-op.
+#[inline(always)]
+pub fn prepare_wait(site: &'static Site, queue: Option<i128>) {
+    let lane = arch::current_lane();
+    // SAFETY: the calling lane owns its context.
+    let ctx = unsafe { lane.ctx() };
+    if ctx.flags & FAILED != 0 {
+        // A spawn of this task failed: park it for good rather than run on without a child.
+        ctx.flags |= SUSPEND;
+        return;
+    }
+    let n = ctx.spawned;
+    if n == 0 {
+        return;
+    }
+    let rt = lane.rt();
+    let h = rt.header(ctx.task);
+    let resume = match queue {
+        // SAFETY: the running task's header belongs to this lane during the poll.
+        None => unsafe { (*h).queue as u32 },
+        Some(q) => match check_queue(site, q, rt.num_queues) {
+            Some(q) => q,
+            None => {
+                ctx.flags |= SUSPEND;
+                return;
+            }
+        },
+    };
+    // SAFETY: as above. The children cannot run before this poll ends, so plain stores suffice;
+    // they are published with the step.
+    unsafe {
+        (*h).pending.store(n, core::sync::atomic::Ordering::Relaxed);
+        (*h).resume_queue = resume as u16;
+    }
+    ctx.spawned = 0;
+    ctx.flags |= SUSPEND | WROTE;
+}
+
+/// Second half of `taskwait!`: suspends the task if [`prepare_wait`] asked for it. Zero-sized,
+/// so it adds nothing to the task record.
+pub struct Suspend;
+
+impl Future for Suspend {
+    type Output = ();
+    #[inline(always)]
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        let lane = arch::current_lane();
+        // SAFETY: the calling lane owns its context.
+        let ctx = unsafe { lane.ctx() };
+        if ctx.flags & SUSPEND != 0 {
+            ctx.flags &= !SUSPEND;
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }
+}
+
+/// Creates the root task on lane 0 of warp 0 (every other lane does nothing). Its result goes
+/// to the runtime's root-result area.
+pub(crate) fn create_root<T: TaskFunction>(warp: &Warp, site: &'static Site, args: T::Args) {
+    let mut args = Some(args);
+    warp.each(Warp::splat(()), |lane, ()| {
+        if lane != 0 {
+            return;
+        }
+        let view = arch::current_lane();
+        let rt = view.rt();
+        let (size, align) = (
+            core::mem::size_of::<T::Output>(),
+            core::mem::align_of::<T::Output>(),
+        );
+        if size > ROOT_RESULT_BYTES || align > MAX_ALIGN {
+            let mut f = Failure::at(
+                ErrorCode::ResultTooLarge,
+                site,
+                size as u64,
+                ROOT_RESULT_BYTES as u64,
+            );
+            f.task = Some(T::INFO.name);
+            raise(f);
+            return;
+        }
+        // SAFETY: the calling lane owns its context; an idle lane has no task, so the root's
+        // parent is NONE.
+        debug_assert_eq!(unsafe { view.ctx() }.task, NONE);
+        if let Some(args) = args.take() {
+            spawn::<T>(site, Some(0), rt.root_result as *mut T::Output, args);
+        }
+    });
+}
+
+/// Bytes of `T`'s record as a `u32`, `u32::MAX` when its future is aligned beyond 16 bytes.
+/// Exported per task function into the PTX (`__gtap_record_*` globals) so the host can size
+/// task slots from what the device compiler produced.
+pub const fn record_bytes_u32<T: TaskFunction>() -> u32 {
+    match record_bytes_of::<T>() {
+        Some(b) => b as u32,
+        None => u32::MAX,
+    }
+}
+
+/// One task function's record size, collected on the host for the CPU executor's slots.
+#[cfg(not(target_arch = "nvptx64"))]
+#[derive(Debug)]
+pub struct HostRecord {
+    /// The task function's name.
+    pub name: &'static str,
+    /// Bytes of its record, `u32::MAX` when over-aligned.
+    pub bytes: u32,
+}
+
+/// Every task function linked into the host program (filled in by `#[gtap::function]`).
+#[cfg(not(target_arch = "nvptx64"))]
+#[linkme::distributed_slice]
+pub static TASK_RECORDS: [HostRecord];
