@@ -65,12 +65,12 @@ pub mod __private {
     pub use crate::__ptx_kernel as ptx_kernel;
     pub use crate::kernel::{Kernel, KernelArg, KernelArgs, entry, write_result};
     pub use crate::layout::LaunchParams;
-    #[cfg(not(target_arch = "nvptx64"))]
-    pub use crate::task::{HostRecord, TASK_RECORDS};
     pub use crate::task::{
-        QueueIndex, Site, Suspend, TaskFunction, TaskInfo, prepare_wait, queue_index,
+        DirectCall, QueueIndex, Site, Suspend, TaskFunction, TaskInfo, prepare_wait, queue_index,
         record_bytes_of, record_bytes_u32, spawn,
     };
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub use crate::task::{HostRecord, TASK_RECORDS};
     pub use core;
     #[cfg(not(target_arch = "nvptx64"))]
     pub use linkme;

@@ -40,6 +40,16 @@ pub trait TaskFunction: 'static {
     fn start(args: Self::Args) -> impl Future<Output = Self::Output>;
 }
 
+/// Bound of the direct-call trap that `#[gtap::function]` emits under the task function's name:
+/// it has no implementations, so calling a task function like an ordinary function fails to
+/// compile with the message below.
+#[diagnostic::on_unimplemented(
+    message = "`{F}` is a gtap task function and cannot be called directly",
+    label = "direct call of task function `{F}`",
+    note = "spawn it as a child with `gtap::task!(x = {F}(..))` and join it with `gtap::taskwait!()`, or start it from a `#[gtap::kernel]` with `gtap::entry!({F}(..))`"
+)]
+pub trait DirectCall<F> {}
+
 /// Bytes a record of task function `T` needs (header plus future), or `None` if its future is
 /// aligned beyond 16 bytes.
 pub const fn record_bytes_of<T: TaskFunction>() -> Option<usize> {
