@@ -21,7 +21,8 @@ use core::sync::atomic::Ordering;
 
 use crate::arch::{self, AtomicU32, Lanes, LocalU32, WARP_SIZE, Warp};
 use crate::join;
-use crate::lane::WROTE;
+use crate::lane::{LaneCtx, WROTE};
+use crate::launch::Runtime;
 use crate::pool;
 use crate::queue;
 use crate::record::NONE;
@@ -71,6 +72,7 @@ impl Control {
 }
 
 /// A warp's scheduling state shared by its lanes (shared memory on the GPU).
+#[repr(C)]
 pub struct WarpShared {
     /// Owner-side ring positions, one per queue.
     pub(crate) tails: [LocalU32; MAX_QUEUES],
@@ -102,6 +104,28 @@ impl Default for WarpShared {
     fn default() -> Self {
         Self::new()
     }
+}
+
+const fn align16(n: usize) -> usize {
+    (n + 15) & !15
+}
+
+/// Offset of warp `w`'s [`WarpShared`] in a block's shared-memory area.
+pub const fn warp_area_offset(w: u32) -> usize {
+    align16(core::mem::size_of::<Runtime>())
+        + w as usize * align16(core::mem::size_of::<WarpShared>())
+}
+
+/// Offset of the lane contexts in a block's shared-memory area.
+pub const fn lane_area_offset(warps_per_block: u32) -> usize {
+    warp_area_offset(warps_per_block)
+}
+
+/// Bytes of dynamic shared memory the GPU runtime needs per block of `threads` threads: the
+/// runtime view, one [`WarpShared`] per warp and one [`LaneCtx`] per thread. All three are
+/// `#[repr(C)]` with the same layout on host and device, so the host computes this.
+pub const fn shared_bytes(threads: u32) -> usize {
+    lane_area_offset(threads / WARP_SIZE) + threads as usize * core::mem::size_of::<LaneCtx>()
 }
 
 /// What one call of [`Worker::step`] did.

@@ -8,7 +8,7 @@ use core::sync::atomic::Ordering;
 use super::WARP_SIZE;
 use crate::lane::{LaneCtx, LaneView};
 use crate::launch::Runtime;
-use crate::scheduler::WarpShared;
+use crate::scheduler::{WarpShared, lane_area_offset, warp_area_offset};
 
 /// A 32-bit atomic in device memory; see the [module docs](super).
 ///
@@ -220,7 +220,7 @@ fn ctaid() -> u32 {
 }
 
 // The runtime's block-level state lives in dynamic shared memory, sized by the host:
-// [Runtime][WarpShared; warps per block][LaneCtx; threads per block].
+// [Runtime][WarpShared; warps per block][LaneCtx; threads per block] (see `scheduler::shared_bytes`).
 global_asm!(".extern .shared .align 16 .b8 gtap_smem[];");
 
 #[inline(always)]
@@ -233,18 +233,6 @@ fn smem() -> *mut u8 {
     p
 }
 
-const fn align16(n: usize) -> usize {
-    (n + 15) & !15
-}
-
-/// Bytes of dynamic shared memory the runtime needs for a block of `threads` threads.
-pub const fn shared_bytes(threads: u32) -> usize {
-    let warps = (threads / WARP_SIZE) as usize;
-    align16(core::mem::size_of::<Runtime>())
-        + warps * align16(core::mem::size_of::<WarpShared>())
-        + threads as usize * core::mem::size_of::<LaneCtx>()
-}
-
 #[inline(always)]
 fn block_runtime() -> *mut Runtime {
     smem() as *mut Runtime
@@ -253,24 +241,14 @@ fn block_runtime() -> *mut Runtime {
 #[inline(always)]
 fn warp_shared(warp_in_block: u32) -> *mut WarpShared {
     // SAFETY: the host sized the area for every warp of the block.
-    unsafe {
-        smem().add(
-            align16(core::mem::size_of::<Runtime>())
-                + warp_in_block as usize * align16(core::mem::size_of::<WarpShared>()),
-        ) as *mut WarpShared
-    }
+    unsafe { smem().add(warp_area_offset(warp_in_block)) as *mut WarpShared }
 }
 
 #[inline(always)]
 fn lane_ctx(thread: u32) -> *mut LaneCtx {
-    let warps = ntid() / WARP_SIZE;
     // SAFETY: the host sized the area for every thread of the block.
     unsafe {
-        (smem().add(
-            align16(core::mem::size_of::<Runtime>())
-                + warps as usize * align16(core::mem::size_of::<WarpShared>()),
-        ) as *mut LaneCtx)
-            .add(thread as usize)
+        (smem().add(lane_area_offset(ntid() / WARP_SIZE)) as *mut LaneCtx).add(thread as usize)
     }
 }
 
