@@ -27,3 +27,10 @@ pub fn block() -> u32 {
 pub fn thread() -> u32 {
     arch::thread_index()
 }
+
+/// Number of divergence-aware queues the runtime was configured with: `queue(...)` clauses
+/// must name a queue below it.
+#[inline(always)]
+pub fn num_queues() -> u32 {
+    arch::current_lane().rt().num_queues
+}
