@@ -38,6 +38,7 @@ extern crate std;
 pub mod arch;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod cpu;
+pub mod device_code;
 pub mod error;
 pub mod join;
 pub mod kernel;
@@ -54,6 +55,7 @@ pub mod stats;
 pub mod task;
 pub mod thread;
 
+pub use device_code::DeviceCode;
 pub use kernel::{Kernel, KernelArg, KernelArgs};
 pub use layout::{Geometry, LaunchParams, Layout};
 pub use slice::{Slice, SliceMut};

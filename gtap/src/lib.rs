@@ -11,3 +11,23 @@ pub use gtap_macros::{entry, function, kernel, task, taskwait};
 
 #[doc(hidden)]
 pub use gtap_device::__private;
+
+pub use gtap_device::DeviceCode;
+
+/// The device code that `gtap-builder` built for this crate, as a [`DeviceCode`] value: the
+/// PTX of its kernels, or [`DeviceCode::Missing`] with the reason (no device toolchain).
+///
+/// The crate's `build.rs` must run the builder
+/// (`gtap_builder::Builder::new().build_or_exit()`), which writes
+/// `$OUT_DIR/gtap_device_code.rs`; this macro includes that file. Use it in host code only:
+///
+/// ```ignore
+/// #[cfg(not(target_arch = "nvptx64"))]
+/// pub static DEVICE_CODE: gtap::DeviceCode = gtap::device_code!();
+/// ```
+#[macro_export]
+macro_rules! device_code {
+    () => {
+        include!(concat!(env!("OUT_DIR"), "/gtap_device_code.rs"))
+    };
+}
