@@ -81,10 +81,10 @@ impl Geometry {
         if self.num_queues as usize > MAX_QUEUES {
             return Err(GeometryError::TooManyQueues);
         }
-        if self.slots_per_warp % self.num_queues != 0 {
+        if !self.slots_per_warp.is_multiple_of(self.num_queues) {
             return Err(GeometryError::SlotsNotDivisible);
         }
-        if self.slot_bytes % 16 != 0 || self.slot_bytes as usize <= HEADER_BYTES {
+        if !self.slot_bytes.is_multiple_of(16) || self.slot_bytes as usize <= HEADER_BYTES {
             return Err(GeometryError::BadSlotBytes);
         }
         let ids =
@@ -123,7 +123,7 @@ pub struct Layout {
 }
 
 const fn align(v: u64, a: u64) -> u64 {
-    (v + a - 1) / a * a
+    v.div_ceil(a) * a
 }
 
 impl Layout {

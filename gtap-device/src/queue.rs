@@ -106,7 +106,7 @@ fn pick(rt: &Runtime, warp: u32, rng: &mut u64) -> (u32, u32) {
         }
         seen += 1;
         let take = if random {
-            next(rng) % seen as u64 == 0
+            next(rng).is_multiple_of(seen as u64)
         } else {
             c > best_n
         };

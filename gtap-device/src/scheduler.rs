@@ -195,7 +195,7 @@ impl<'w> Worker<'w> {
         let warp = self.warp;
         let rt = warp.runtime();
         self.steps = self.steps.wrapping_add(1);
-        if self.batch_len == 0 || self.steps % STOP_CHECK_STEPS == 0 {
+        if self.batch_len == 0 || self.steps.is_multiple_of(STOP_CHECK_STEPS) {
             let [state] = warp.leader(|| [rt.control().state()]);
             if state != RUNNING {
                 return Step::Stopped;
@@ -302,10 +302,9 @@ fn run_task(id: u32) {
     // SAFETY: `id` was claimed by this warp and its record is visible (see the module docs).
     let poll = unsafe { (*h).poll };
     // SAFETY: `poll` is the shim written with this record, for this record's future.
-    match arch::guard(|| unsafe { poll(h) }) {
-        Some(true) => join::complete(&lane, id),
-        // Suspended at a wait, or abandoned after a panic (the launch is aborting).
-        Some(false) | None => {}
+    // `Some(false)`: suspended at a wait; `None`: abandoned after a panic (the launch aborts).
+    if let Some(true) = arch::guard(|| unsafe { poll(h) }) {
+        join::complete(&lane, id);
     }
     // SAFETY: as above.
     let ctx = unsafe { lane.ctx() };

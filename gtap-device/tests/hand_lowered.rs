@@ -24,6 +24,8 @@ impl TaskFunction for Fib {
         file: file!(),
         line: 1,
     };
+    // The macro's shape: an `async` block, not an `async fn`.
+    #[allow(clippy::manual_async_fn)]
     fn start((n,): (u32,)) -> impl Future<Output = u64> {
         async move {
             if n < 2 {
@@ -47,7 +49,7 @@ fn fib_seq(n: u32) -> u64 {
     }
 }
 
-fn run(mode: Mode, geometry: Geometry, n: u32) -> Result<u64, ErrorRecord> {
+fn run(mode: Mode, geometry: Geometry, n: u32) -> Result<u64, Box<ErrorRecord>> {
     let layout = Layout::new(geometry).unwrap();
     let mut mem = vec![0u128; (layout.bytes as usize).div_ceil(16)];
     let mut error = ErrorRecord::EMPTY;
@@ -62,7 +64,7 @@ fn run(mode: Mode, geometry: Geometry, n: u32) -> Result<u64, ErrorRecord> {
     };
     match std::panic::catch_unwind(|| entry::<Fib>(&launch, &SITE, (n,))) {
         Ok(v) => Ok(v),
-        Err(p) if p.is::<Aborted>() => Err(error),
+        Err(p) if p.is::<Aborted>() => Err(Box::new(error)),
         Err(p) => std::panic::resume_unwind(p),
     }
 }

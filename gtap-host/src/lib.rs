@@ -1,1 +1,34 @@
-//! Host side of gtap (placeholder).
+//! Host side of gtap: configure a runtime, launch `#[gtap::kernel]`s on an NVIDIA GPU (through
+//! cudarc, loaded at run time, so the same binary runs on machines without a GPU) or on the
+//! CPU executor, and read back results, statistics and device errors.
+//!
+//! ```no_run
+//! use gtap_host::{Config, Runtime};
+//! # fn run<K: gtap_device::Kernel<Args = (u32,), Output = u64> + Copy>(code: &gtap_host::DeviceCode, fib_kernel: K) -> gtap_host::Result<()> {
+//! let (mut rt, fallback) = Runtime::gpu_or_cpu(code, &Config::new())?;
+//! if let Some(why) = fallback {
+//!     eprintln!("running on the CPU executor: {why}");
+//! }
+//! let launch = rt.launch(fib_kernel, (30,))?;
+//! println!("fib(30) = {} in {:.2} ms", launch.result, launch.stats.kernel_ms);
+//! # Ok(()) }
+//! ```
+
+mod buffer;
+mod config;
+mod cpu;
+mod device_error;
+mod error;
+mod gpu;
+mod records;
+mod runtime;
+mod stats;
+
+pub use buffer::Buffer;
+pub use config::{Config, ConfigError};
+pub use cpu::CpuMode;
+pub use device_error::{DeviceError, DeviceErrorKind};
+pub use error::{Error, Result};
+pub use gtap_device::DeviceCode;
+pub use runtime::{BackendKind, Launch, Runtime};
+pub use stats::Stats;

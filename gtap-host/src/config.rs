@@ -1,0 +1,442 @@
+//! Runtime configuration: what the user may set, defaults derived from the device, and
+//! validation with messages that say what to change.
+
+use gtap_device::layout::{Geometry, Layout};
+use gtap_device::record::HEADER_BYTES;
+use gtap_device::scheduler::MAX_QUEUES;
+
+/// How to size and shape a runtime. Every field has a default derived from the device (or the
+/// CPU executor); set only what you need.
+///
+/// ```
+/// use gtap_host::Config;
+/// let config = Config::new().num_queues(3).max_tasks_per_warp(3 * 1024);
+/// assert_eq!(config.num_queues, 3);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Thread blocks in the persistent grid. Default: as many as can be resident at once
+    /// (multiprocessors × blocks per multiprocessor at the kernels' occupancy).
+    pub grid_size: Option<u32>,
+    /// Threads per block, a multiple of 32. Default: 256 on the GPU.
+    pub block_size: Option<u32>,
+    /// Task slots per warp: the most tasks one warp may have spawned and not yet seen finish.
+    /// Must be a multiple of `num_queues`. Default: as many as the memory budget allows.
+    pub max_tasks_per_warp: Option<u32>,
+    /// Divergence-aware queues per warp (1 to 16). Default: 1.
+    pub num_queues: u32,
+    /// Bytes the task pools and queues may use. Default: a quarter of the free device memory,
+    /// at most 2 GiB (256 MiB on the CPU).
+    pub max_task_memory_bytes: Option<u64>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Config {
+    /// All defaults.
+    pub const fn new() -> Self {
+        Self {
+            grid_size: None,
+            block_size: None,
+            max_tasks_per_warp: None,
+            num_queues: 1,
+            max_task_memory_bytes: None,
+        }
+    }
+    /// Sets [`Config::grid_size`].
+    pub const fn grid_size(mut self, blocks: u32) -> Self {
+        self.grid_size = Some(blocks);
+        self
+    }
+    /// Sets [`Config::block_size`].
+    pub const fn block_size(mut self, threads: u32) -> Self {
+        self.block_size = Some(threads);
+        self
+    }
+    /// Sets [`Config::max_tasks_per_warp`].
+    pub const fn max_tasks_per_warp(mut self, tasks: u32) -> Self {
+        self.max_tasks_per_warp = Some(tasks);
+        self
+    }
+    /// Sets [`Config::num_queues`].
+    pub const fn num_queues(mut self, queues: u32) -> Self {
+        self.num_queues = queues;
+        self
+    }
+    /// Sets [`Config::max_task_memory_bytes`].
+    pub const fn max_task_memory_bytes(mut self, bytes: u64) -> Self {
+        self.max_task_memory_bytes = Some(bytes);
+        self
+    }
+}
+
+/// A configuration that cannot be used, and what to change.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// Bad block size.
+    #[error(
+        "block_size {got} is invalid: use a multiple of 32 between 32 and {max} (for example 128 or 256)"
+    )]
+    BlockSize {
+        /// The requested block size.
+        got: u32,
+        /// The device's limit.
+        max: u32,
+    },
+    /// Bad grid size.
+    #[error(
+        "grid_size {got} is invalid: a persistent kernel needs every block resident at once, so use 1 to {max} blocks (or leave it unset)"
+    )]
+    GridSize {
+        /// The requested grid size.
+        got: u32,
+        /// Blocks that can be resident at once.
+        max: u32,
+    },
+    /// Bad queue count.
+    #[error("num_queues {got} is invalid: use 1 to {max}")]
+    NumQueues {
+        /// The requested count.
+        got: u32,
+        /// The most queues supported.
+        max: u32,
+    },
+    /// Slots not divisible by queues.
+    #[error(
+        "max_tasks_per_warp {tasks} is not a multiple of num_queues {queues}: each queue gets an equal share of a warp's slots; use {suggestion}"
+    )]
+    TasksNotDivisible {
+        /// Requested slots per warp.
+        tasks: u32,
+        /// Requested queues.
+        queues: u32,
+        /// The nearest valid value.
+        suggestion: u32,
+    },
+    /// Zero slots.
+    #[error("max_tasks_per_warp must be at least num_queues ({queues})")]
+    TooFewTasks {
+        /// Requested queues.
+        queues: u32,
+    },
+    /// The budget does not fit even a minimal pool.
+    #[error(
+        "max_task_memory_bytes {budget} is too small for {warps} warps: each needs at least {per_warp} bytes ({min_tasks} task slots of {slot_bytes} bytes); raise the budget or shrink grid_size/block_size"
+    )]
+    BudgetTooSmall {
+        /// The budget.
+        budget: u64,
+        /// Warps in the grid.
+        warps: u32,
+        /// Bytes per warp for the smallest pool.
+        per_warp: u64,
+        /// Smallest pool, in slots.
+        min_tasks: u32,
+        /// Bytes per slot.
+        slot_bytes: u32,
+    },
+    /// Explicit slots exceed the budget.
+    #[error(
+        "max_tasks_per_warp {tasks} needs {needed} bytes but max_task_memory_bytes is {budget}: lower max_tasks_per_warp or raise the budget"
+    )]
+    OverBudget {
+        /// Requested slots per warp.
+        tasks: u32,
+        /// Bytes needed.
+        needed: u64,
+        /// The budget.
+        budget: u64,
+    },
+    /// Not enough free device memory.
+    #[error(
+        "the runtime needs {needed} bytes but only {free} bytes of device memory are free: lower max_tasks_per_warp or max_task_memory_bytes"
+    )]
+    OutOfMemory {
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes free.
+        free: u64,
+    },
+    /// More task slots than task ids can number.
+    #[error(
+        "{warps} warps × {tasks} max_tasks_per_warp is more task slots than ids can number (2^32); lower max_tasks_per_warp or the grid"
+    )]
+    TooManySlots {
+        /// Warps in the grid.
+        warps: u32,
+        /// Slots per warp.
+        tasks: u32,
+    },
+    /// A task record is too large or over-aligned.
+    #[error(
+        "task function `{task}` needs a {bytes}-byte record, more than the {max}-byte limit; keep large data in device buffers (gtap::Slice) instead of locals that live across a wait"
+    )]
+    RecordTooLarge {
+        /// The task function.
+        task: String,
+        /// Its record size (`u32::MAX` when over-aligned).
+        bytes: u32,
+        /// The limit.
+        max: u32,
+    },
+}
+
+/// What the backend can do, as far as sizing is concerned.
+pub(crate) struct Limits<'a> {
+    /// Largest block.
+    pub max_block: u32,
+    /// Default block size.
+    pub default_block: u32,
+    /// Blocks that can be resident at once, for a block size.
+    pub resident_blocks: &'a dyn Fn(u32) -> u32,
+    /// Free memory.
+    pub free_memory: u64,
+    /// Default budget cap.
+    pub default_budget_cap: u64,
+}
+
+/// The largest record any task function may have.
+pub(crate) const MAX_RECORD_BYTES: u32 = 64 * 1024;
+
+/// Smallest pool per warp the budget must allow.
+const MIN_TASKS_PER_WARP: u32 = 64;
+
+fn align16(v: u32) -> u32 {
+    v.div_ceil(16) * 16
+}
+
+/// Bytes per slot of the pools: the slot, its ring entry and its free-id cell.
+fn per_slot(slot_bytes: u32) -> u64 {
+    slot_bytes as u64 + 4 + 8
+}
+
+impl Config {
+    /// Resolves the defaults and checks everything. `records` are the task functions' record
+    /// sizes (name, bytes); the slot size is the largest of them.
+    pub(crate) fn resolve<'a>(
+        &self,
+        limits: &Limits,
+        records: impl IntoIterator<Item = (&'a str, u32)>,
+    ) -> Result<(Layout, u32), ConfigError> {
+        let block = self.block_size.unwrap_or(limits.default_block);
+        if block == 0 || !block.is_multiple_of(32) || block > limits.max_block {
+            return Err(ConfigError::BlockSize {
+                got: block,
+                max: limits.max_block,
+            });
+        }
+        let max_grid = (limits.resident_blocks)(block);
+        let grid = self.grid_size.unwrap_or(max_grid);
+        if grid == 0 || grid > max_grid {
+            return Err(ConfigError::GridSize {
+                got: grid,
+                max: max_grid,
+            });
+        }
+        let queues = self.num_queues;
+        if queues == 0 || queues as usize > MAX_QUEUES {
+            return Err(ConfigError::NumQueues {
+                got: queues,
+                max: MAX_QUEUES as u32,
+            });
+        }
+        let mut slot_bytes = align16(HEADER_BYTES as u32 + 16);
+        for (task, bytes) in records {
+            if bytes > MAX_RECORD_BYTES {
+                return Err(ConfigError::RecordTooLarge {
+                    task: task.to_string(),
+                    bytes,
+                    max: MAX_RECORD_BYTES,
+                });
+            }
+            slot_bytes = slot_bytes.max(align16(bytes));
+        }
+        let warps = grid * (block / 32);
+        let layout_for = |tasks: u32| {
+            Layout::new(Geometry {
+                blocks: grid,
+                warps_per_block: block / 32,
+                slots_per_warp: tasks,
+                num_queues: queues,
+                slot_bytes,
+            })
+        };
+        let tasks = match self.max_tasks_per_warp {
+            Some(tasks) => {
+                if tasks < queues {
+                    return Err(ConfigError::TooFewTasks { queues });
+                }
+                if tasks % queues != 0 {
+                    return Err(ConfigError::TasksNotDivisible {
+                        tasks,
+                        queues,
+                        suggestion: tasks.div_ceil(queues) * queues,
+                    });
+                }
+                tasks
+            }
+            None => {
+                let budget = self
+                    .max_task_memory_bytes
+                    .unwrap_or((limits.free_memory / 4).min(limits.default_budget_cap));
+                let per_warp = per_slot(slot_bytes);
+                let too_small = ConfigError::BudgetTooSmall {
+                    budget,
+                    warps,
+                    per_warp: per_warp * MIN_TASKS_PER_WARP as u64,
+                    min_tasks: MIN_TASKS_PER_WARP,
+                    slot_bytes,
+                };
+                // Fixed costs (control words, queue and pool metadata, statistics) first, then as
+                // many slots as fit, trimmed by the regions' alignment padding.
+                let fixed = layout_for(queues)
+                    .map_err(|_| ConfigError::TooManySlots {
+                        warps,
+                        tasks: queues,
+                    })?
+                    .bytes;
+                let room = budget.checked_sub(fixed).ok_or(too_small.clone())?;
+                let ids_cap = (u32::MAX as u64 - 1) / warps as u64;
+                let mut fit = ((room / (warps as u64 * per_warp) + queues as u64).min(ids_cap)
+                    as u32)
+                    / queues
+                    * queues;
+                while fit >= queues && layout_for(fit).map_or(true, |l| l.bytes > budget) {
+                    fit -= queues;
+                }
+                if fit < MIN_TASKS_PER_WARP.max(queues) {
+                    return Err(too_small);
+                }
+                fit
+            }
+        };
+        let layout = layout_for(tasks).map_err(|_| ConfigError::TooManySlots { warps, tasks })?;
+        if let (Some(budget), Some(_)) = (self.max_task_memory_bytes, self.max_tasks_per_warp)
+            && layout.bytes > budget
+        {
+            return Err(ConfigError::OverBudget {
+                tasks,
+                needed: layout.bytes,
+                budget,
+            });
+        }
+        if layout.bytes > limits.free_memory {
+            return Err(ConfigError::OutOfMemory {
+                needed: layout.bytes,
+                free: limits.free_memory,
+            });
+        }
+        Ok((layout, block))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gpu_like() -> Limits<'static> {
+        Limits {
+            max_block: 1024,
+            default_block: 256,
+            resident_blocks: &|block| 132 * (2048 / block).max(1),
+            free_memory: 80 << 30,
+            default_budget_cap: 2 << 30,
+        }
+    }
+
+    #[test]
+    fn defaults_fill_the_device_and_the_budget() {
+        let (layout, block) = Config::new().resolve(&gpu_like(), [("fib", 56)]).unwrap();
+        assert_eq!(block, 256);
+        assert_eq!(layout.geometry.blocks, 132 * 8);
+        assert_eq!(layout.geometry.slot_bytes, 64);
+        assert!(layout.bytes <= 2 << 30);
+        assert!(layout.geometry.slots_per_warp >= 64);
+    }
+
+    #[test]
+    fn each_violation_has_its_error() {
+        let l = gpu_like();
+        assert_eq!(
+            Config::new().block_size(100).resolve(&l, []),
+            Err(ConfigError::BlockSize {
+                got: 100,
+                max: 1024
+            })
+        );
+        assert_eq!(
+            Config::new().block_size(2048).resolve(&l, []),
+            Err(ConfigError::BlockSize {
+                got: 2048,
+                max: 1024
+            })
+        );
+        assert_eq!(
+            Config::new().grid_size(0).resolve(&l, []),
+            Err(ConfigError::GridSize { got: 0, max: 1056 })
+        );
+        assert_eq!(
+            Config::new().grid_size(5000).resolve(&l, []),
+            Err(ConfigError::GridSize {
+                got: 5000,
+                max: 1056
+            })
+        );
+        assert_eq!(
+            Config::new().num_queues(0).resolve(&l, []),
+            Err(ConfigError::NumQueues { got: 0, max: 16 })
+        );
+        assert_eq!(
+            Config::new().num_queues(17).resolve(&l, []),
+            Err(ConfigError::NumQueues { got: 17, max: 16 })
+        );
+        assert_eq!(
+            Config::new()
+                .num_queues(3)
+                .max_tasks_per_warp(1000)
+                .resolve(&l, []),
+            Err(ConfigError::TasksNotDivisible {
+                tasks: 1000,
+                queues: 3,
+                suggestion: 1002
+            })
+        );
+        assert!(matches!(
+            Config::new().max_task_memory_bytes(1 << 20).resolve(&l, []),
+            Err(ConfigError::BudgetTooSmall { .. })
+        ));
+        assert!(matches!(
+            Config::new()
+                .max_tasks_per_warp(1 << 16)
+                .max_task_memory_bytes(1 << 30)
+                .resolve(&l, []),
+            Err(ConfigError::OverBudget { .. })
+        ));
+        assert!(matches!(
+            Config::new().max_tasks_per_warp(1 << 18).resolve(&l, []),
+            Err(ConfigError::OutOfMemory { .. })
+        ));
+        assert!(matches!(
+            Config::new().max_tasks_per_warp(1 << 20).resolve(&l, []),
+            Err(ConfigError::TooManySlots { .. })
+        ));
+        assert!(matches!(
+            Config::new().resolve(&l, [("big", MAX_RECORD_BYTES + 1)]),
+            Err(ConfigError::RecordTooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn messages_say_what_to_change() {
+        let e = ConfigError::TasksNotDivisible {
+            tasks: 1000,
+            queues: 3,
+            suggestion: 1002,
+        };
+        assert!(e.to_string().contains("use 1002"));
+    }
+}

@@ -1,0 +1,181 @@
+//! Device failures as the host reports them: decoded from the device's error record.
+
+use std::fmt;
+
+use gtap_device::error::{ErrorCode, ErrorRecord};
+
+/// What went wrong on the device. See [`DeviceError`] for where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceErrorKind {
+    /// A warp's ring queue overflowed.
+    QueueOverflow,
+    /// A warp ran out of task slots.
+    PoolExhausted,
+    /// A `queue(...)` clause named a queue outside `0..num_queues`.
+    InvalidQueue,
+    /// A task's record does not fit a slot.
+    RecordTooLarge,
+    /// User code panicked.
+    Panic,
+    /// The root's result type is too large.
+    ResultTooLarge,
+    /// The deterministic executor found nothing runnable before the root finished.
+    Stalled,
+    /// A code this version does not know.
+    Unknown(u32),
+}
+
+/// The first failure of a launch: what, where, and the value that broke which limit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceError {
+    /// What went wrong.
+    pub kind: DeviceErrorKind,
+    /// Task function involved (the spawning function for spawn failures).
+    pub task: String,
+    /// Source file of the `task!`/`taskwait!`, panic or task definition.
+    pub file: String,
+    /// Source line, 0 if unknown.
+    pub line: u32,
+    /// Thread block of the failing thread.
+    pub block: u32,
+    /// Thread within its block.
+    pub thread: u32,
+    /// Global warp index.
+    pub warp: u32,
+    /// Lane within the warp.
+    pub lane: u32,
+    /// Queue involved, if any.
+    pub queue: Option<u32>,
+    /// The offending value.
+    pub value: u64,
+    /// The limit it broke.
+    pub limit: u64,
+    /// Panic message, if any.
+    pub message: String,
+}
+
+impl DeviceError {
+    /// Decodes a record; `None` when it holds no error.
+    pub fn from_record(r: &ErrorRecord) -> Option<Self> {
+        if r.code == 0 {
+            return None;
+        }
+        let kind = match ErrorCode::from_raw(r.code) {
+            Some(ErrorCode::QueueOverflow) => DeviceErrorKind::QueueOverflow,
+            Some(ErrorCode::PoolExhausted) => DeviceErrorKind::PoolExhausted,
+            Some(ErrorCode::InvalidQueue) => DeviceErrorKind::InvalidQueue,
+            Some(ErrorCode::RecordTooLarge) => DeviceErrorKind::RecordTooLarge,
+            Some(ErrorCode::Panic) => DeviceErrorKind::Panic,
+            Some(ErrorCode::ResultTooLarge) => DeviceErrorKind::ResultTooLarge,
+            Some(ErrorCode::Stalled) => DeviceErrorKind::Stalled,
+            None => DeviceErrorKind::Unknown(r.code),
+        };
+        Some(Self {
+            kind,
+            task: ErrorRecord::text(&r.task).to_string(),
+            file: ErrorRecord::text(&r.file).to_string(),
+            line: r.line,
+            block: r.block,
+            thread: r.thread,
+            warp: r.warp,
+            lane: r.lane,
+            queue: (r.queue != u32::MAX).then_some(r.queue),
+            value: r.value,
+            limit: r.limit,
+            message: ErrorRecord::text(&r.message).to_string(),
+        })
+    }
+
+    fn site(&self) -> String {
+        let mut s = String::new();
+        if !self.task.is_empty() {
+            s += &format!(" in `{}`", self.task);
+        }
+        if !self.file.is_empty() {
+            s += &format!(" at {}:{}", self.file, self.line);
+        }
+        s + &format!(
+            " (block {}, thread {}, warp {}, lane {})",
+            self.block, self.thread, self.warp, self.lane
+        )
+    }
+}
+
+impl fmt::Display for DeviceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let site = self.site();
+        match self.kind {
+            DeviceErrorKind::QueueOverflow => write!(
+                f,
+                "queue {} of warp {} overflowed: {} ids against a capacity of {}{site}; raise max_tasks_per_warp (each queue holds max_tasks_per_warp / num_queues ids)",
+                self.queue.unwrap_or(0),
+                self.warp,
+                self.value,
+                self.limit
+            ),
+            DeviceErrorKind::PoolExhausted => write!(
+                f,
+                "task pool exhausted: warp {} already holds its limit of {} live tasks (max_tasks_per_warp){site}; raise max_tasks_per_warp or max_task_memory_bytes, or spawn less (a sequential cutoff)",
+                self.warp, self.limit
+            ),
+            DeviceErrorKind::InvalidQueue => write!(
+                f,
+                "queue index {} is outside 0..{} (num_queues){site}; pass a queue index below num_queues or configure more queues",
+                self.value as i64, self.limit
+            ),
+            DeviceErrorKind::RecordTooLarge => write!(
+                f,
+                "the task record needs {} bytes but a slot holds {}{site}; this is a runtime sizing bug, please report it",
+                self.value, self.limit
+            ),
+            DeviceErrorKind::Panic => write!(f, "panic{site}: {}", self.message),
+            DeviceErrorKind::ResultTooLarge => write!(
+                f,
+                "the root task's result is {} bytes, more than the {} the runtime returns{site}; return a smaller value or write large results into a buffer",
+                self.value, self.limit
+            ),
+            DeviceErrorKind::Stalled => write!(
+                f,
+                "no task could run for {} scheduling rounds but the root had not finished: a task waits for something that never happens{site}",
+                self.value
+            ),
+            DeviceErrorKind::Unknown(code) => write!(f, "unknown device error code {code}{site}"),
+        }
+    }
+}
+
+impl std::error::Error for DeviceError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(code: ErrorCode) -> ErrorRecord {
+        let mut r = ErrorRecord::EMPTY;
+        r.code = code as u32;
+        r.task[..3].copy_from_slice(b"fib");
+        r.file[..9].copy_from_slice(b"src/x.rs\0");
+        r.line = 12;
+        r.value = 5;
+        r.limit = 3;
+        r
+    }
+
+    #[test]
+    fn empty_record_is_no_error() {
+        assert_eq!(DeviceError::from_record(&ErrorRecord::EMPTY), None);
+    }
+
+    #[test]
+    fn decodes_and_explains() {
+        let e = DeviceError::from_record(&record(ErrorCode::InvalidQueue)).unwrap();
+        assert_eq!(e.kind, DeviceErrorKind::InvalidQueue);
+        assert_eq!(e.task, "fib");
+        assert_eq!(e.file, "src/x.rs");
+        let msg = e.to_string();
+        assert!(msg.contains("queue index 5 is outside 0..3"), "{msg}");
+        assert!(msg.contains("`fib` at src/x.rs:12"), "{msg}");
+        let e = DeviceError::from_record(&record(ErrorCode::PoolExhausted)).unwrap();
+        assert!(e.to_string().contains("raise max_tasks_per_warp"));
+    }
+}

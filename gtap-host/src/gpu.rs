@@ -1,0 +1,451 @@
+//! The GPU backend on cudarc: one device allocation laid out by `gtap_device::layout`, an error
+//! record in pinned host memory mapped into the device, and persistent-kernel launches.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::sys::{self, CUdeviceptr};
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, result};
+use cudarc::nvrtc::Ptx;
+use gtap_device::error::ErrorRecord;
+use gtap_device::layout::{LaunchParams, Layout, ROOT_RESULT_BYTES};
+use gtap_device::scheduler::shared_bytes;
+use gtap_device::stats::WarpStats;
+use gtap_device::{DeviceCode, Kernel, KernelArgs};
+
+use crate::config::{Config, Limits};
+use crate::device_error::DeviceError;
+use crate::error::{Error, Result};
+use crate::records;
+use crate::runtime::Launch;
+use crate::stats::Stats;
+
+/// Default cap on the pool budget on the GPU.
+const DEFAULT_BUDGET_CAP: u64 = 2 << 30;
+
+/// Whether a CUDA driver can be loaded on this machine.
+pub(crate) fn driver_present() -> bool {
+    // SAFETY: only probes whether the shared library loads.
+    unsafe { sys::is_culib_present() }
+}
+
+/// A device allocation, freed on drop.
+pub(crate) struct DeviceMemory {
+    pub(crate) ptr: CUdeviceptr,
+    pub(crate) bytes: usize,
+    ctx: Arc<CudaContext>,
+}
+
+impl DeviceMemory {
+    pub(crate) fn alloc(ctx: &Arc<CudaContext>, bytes: usize) -> Result<Self> {
+        ctx.bind_to_thread()
+            .map_err(Error::driver("binding the context"))?;
+        // SAFETY: plain allocation; the result is owned by the returned value.
+        let ptr = unsafe { result::malloc_sync(bytes.max(1)) }
+            .map_err(Error::driver("allocating device memory"))?;
+        Ok(Self {
+            ptr,
+            bytes,
+            ctx: ctx.clone(),
+        })
+    }
+}
+
+impl Drop for DeviceMemory {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: `ptr` came from `malloc_sync` and is freed once.
+            let _ = unsafe { result::free_sync(self.ptr) };
+        }
+    }
+}
+
+/// The error record: pinned host memory that the device writes directly.
+struct PinnedRecord {
+    host: *mut ErrorRecord,
+    device: CUdeviceptr,
+    ctx: Arc<CudaContext>,
+}
+
+impl PinnedRecord {
+    fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
+        ctx.bind_to_thread()
+            .map_err(Error::driver("binding the context"))?;
+        let bytes = std::mem::size_of::<ErrorRecord>();
+        // SAFETY: allocates pinned, device-mapped host memory owned by the returned value.
+        let host = unsafe { result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_DEVICEMAP) }
+            .map_err(Error::driver("allocating the error record"))?
+            as *mut ErrorRecord;
+        let mut device: CUdeviceptr = 0;
+        // SAFETY: `host` was allocated with DEVICEMAP just above.
+        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host as *mut c_void, 0) }
+            .result()
+            .map_err(Error::driver("mapping the error record"))?;
+        let rec = Self {
+            host,
+            device,
+            ctx: ctx.clone(),
+        };
+        rec.clear();
+        Ok(rec)
+    }
+
+    fn clear(&self) {
+        // SAFETY: the record is valid host memory; no kernel runs while the host writes it.
+        unsafe { self.host.write_volatile(ErrorRecord::EMPTY) };
+    }
+
+    fn read(&self) -> ErrorRecord {
+        // SAFETY: as above; the kernel that wrote it has completed (or faulted).
+        unsafe { self.host.read_volatile() }
+    }
+}
+
+impl Drop for PinnedRecord {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: allocated by `malloc_host`, freed once.
+            let _ = unsafe { result::free_host(self.host as *mut c_void) };
+        }
+    }
+}
+
+/// The GPU backend of a runtime.
+pub(crate) struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    functions: HashMap<&'static str, CudaFunction>,
+    region: DeviceMemory,
+    out: DeviceMemory,
+    error: PinnedRecord,
+    start: CudaEvent,
+    stop: CudaEvent,
+    layout: Layout,
+    block: u32,
+    shared: u32,
+    launches: u32,
+    lost: bool,
+    pub(crate) device_name: String,
+}
+
+impl Gpu {
+    /// Initialises on a new stream of device 0's primary context.
+    pub(crate) fn new(code: &DeviceCode, config: &Config) -> Result<Self> {
+        let ptx = match code {
+            DeviceCode::Ptx { ptx, .. } => *ptx,
+            DeviceCode::Missing { reason } => {
+                return Err(Error::NoDeviceCode {
+                    reason: reason.to_string(),
+                });
+            }
+        };
+        if !driver_present() {
+            return Err(Error::NoGpu {
+                reason: "no CUDA driver library (libcuda) on this machine".into(),
+            });
+        }
+        let count = CudaContext::device_count().map_err(|e| Error::NoGpu {
+            reason: format!("the CUDA driver failed: {e}"),
+        })?;
+        if count < 1 {
+            return Err(Error::NoGpu {
+                reason: "the CUDA driver sees no GPU".into(),
+            });
+        }
+        let ctx = CudaContext::new(0).map_err(|e| Error::NoGpu {
+            reason: format!("cannot open GPU 0: {e}"),
+        })?;
+        let stream = ctx
+            .new_stream()
+            .map_err(Error::driver("creating a stream"))?;
+        Self::with_stream(ptx, config, stream)
+    }
+
+    /// Initialises on a caller's stream (and its context).
+    pub(crate) fn with_stream(
+        ptx: &'static str,
+        config: &Config,
+        stream: Arc<CudaStream>,
+    ) -> Result<Self> {
+        let ctx = stream.context().clone();
+        ctx.bind_to_thread()
+            .map_err(Error::driver("binding the context"))?;
+        let module = ctx
+            .load_module(Ptx::from_src(ptx))
+            .map_err(|source| Error::ModuleLoad { source })?;
+        let device_name = ctx.name().unwrap_or_else(|_| "GPU".into());
+        let attr = |a| {
+            ctx.attribute(a)
+                .map_err(Error::driver("reading device attributes"))
+        };
+        let sms = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let max_block =
+            attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32;
+        let (free, _) = ctx
+            .mem_get_info()
+            .map_err(Error::driver("reading free memory"))?;
+        let kernels: Vec<CudaFunction> = records::entries(ptx)
+            .into_iter()
+            .filter(|name| *name != "gtap_probe")
+            .map(|name| {
+                module
+                    .load_function(name)
+                    .map_err(Error::driver("loading a kernel"))
+            })
+            .collect::<Result<_>>()?;
+        // The grid must be resident as a whole: take the kernel with the lowest occupancy.
+        let resident = |block: u32| {
+            let per_sm = kernels
+                .iter()
+                .map(|k| {
+                    k.occupancy_max_active_blocks_per_multiprocessor(
+                        block,
+                        shared_bytes(block),
+                        None,
+                    )
+                    .unwrap_or(0)
+                })
+                .min()
+                .unwrap_or(1);
+            sms * per_sm
+        };
+        let limits = Limits {
+            max_block,
+            default_block: 256,
+            resident_blocks: &resident,
+            free_memory: free as u64,
+            default_budget_cap: DEFAULT_BUDGET_CAP,
+        };
+        let sizes = records::from_ptx(ptx);
+        let (layout, block) =
+            config.resolve(&limits, sizes.iter().map(|(n, b)| (n.as_str(), *b)))?;
+        let region = DeviceMemory::alloc(&ctx, layout.bytes as usize)?;
+        let out = DeviceMemory::alloc(&ctx, ROOT_RESULT_BYTES)?;
+        let error = PinnedRecord::new(&ctx)?;
+        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = ctx
+            .new_event(timing)
+            .map_err(Error::driver("creating events"))?;
+        let stop = ctx
+            .new_event(timing)
+            .map_err(Error::driver("creating events"))?;
+        let mut gpu = Self {
+            ctx,
+            stream,
+            module,
+            functions: HashMap::new(),
+            region,
+            out,
+            error,
+            start,
+            stop,
+            layout,
+            block,
+            shared: shared_bytes(block) as u32,
+            launches: 0,
+            lost: false,
+            device_name,
+        };
+        gpu.reset()?;
+        Ok(gpu)
+    }
+
+    pub(crate) fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub(crate) fn block_size(&self) -> u32 {
+        self.block
+    }
+
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    fn check_live(&self) -> Result<()> {
+        if self.lost {
+            Err(Error::ContextLost)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn memset(&self, offset: u64, bytes: u64) -> Result<()> {
+        // SAFETY: the range lies inside the runtime's allocation.
+        unsafe {
+            result::memset_d8_async(
+                self.region.ptr + offset,
+                0,
+                bytes as usize,
+                self.stream.cu_stream(),
+            )
+        }
+        .map_err(Error::driver("clearing runtime state"))
+    }
+
+    /// Clears all runtime state: every region, and the error record.
+    pub(crate) fn reset(&mut self) -> Result<()> {
+        self.check_live()?;
+        self.ctx
+            .bind_to_thread()
+            .map_err(Error::driver("binding the context"))?;
+        self.memset(0, self.layout.bytes)?;
+        self.stream
+            .synchronize()
+            .map_err(Error::driver("clearing runtime state"))?;
+        self.error.clear();
+        Ok(())
+    }
+
+    fn function(&mut self, name: &'static str) -> Result<CudaFunction> {
+        if let Some(f) = self.functions.get(name) {
+            return Ok(f.clone());
+        }
+        let f = self
+            .module
+            .load_function(name)
+            .map_err(|_| Error::KernelNotFound { name })?;
+        self.functions.insert(name, f.clone());
+        Ok(f)
+    }
+
+    /// Launches kernel `K` with `args` and waits for it.
+    pub(crate) fn launch<K: Kernel>(&mut self, args: K::Args) -> Result<Launch<K::Output>> {
+        self.check_live()?;
+        let wall = Instant::now();
+        let out_bytes = std::mem::size_of::<K::Output>();
+        if out_bytes > ROOT_RESULT_BYTES {
+            return Err(Error::OutputTooLarge {
+                name: K::NAME,
+                bytes: out_bytes,
+                max: ROOT_RESULT_BYTES,
+            });
+        }
+        let f = self.function(K::NAME)?;
+        self.ctx
+            .bind_to_thread()
+            .map_err(Error::driver("binding the context"))?;
+        let reset = self.layout.reset_range();
+        self.memset(reset.start, reset.end - reset.start)?;
+        self.error.clear();
+        self.launches += 1;
+        let params = LaunchParams {
+            base: self.region.ptr,
+            error: self.error.device,
+            layout: self.layout,
+            options: 0,
+            seed: self.launches.wrapping_mul(0x9e37_79b9),
+            host: 0,
+        };
+        let out_ptr: CUdeviceptr = self.out.ptr;
+        let mut raw: Vec<*mut c_void> = vec![
+            &params as *const LaunchParams as *mut c_void,
+            &out_ptr as *const CUdeviceptr as *mut c_void,
+        ];
+        args.each_param(&mut |p| raw.push(p as *mut c_void));
+        let g = &self.layout.geometry;
+        self.start
+            .record(&self.stream)
+            .map_err(Error::driver("recording an event"))?;
+        // SAFETY: `f` is a kernel of this module whose parameters are (LaunchParams, *mut Output,
+        // K::Args...), exactly what `#[gtap::kernel]` generated; every pointer in `raw` stays
+        // alive until the launch call returns (the driver copies the values).
+        let launched = unsafe {
+            result::launch_kernel(
+                f.cu_function(),
+                (g.blocks, 1, 1),
+                (self.block, 1, 1),
+                self.shared,
+                self.stream.cu_stream(),
+                &mut raw,
+            )
+        };
+        launched.map_err(Error::driver("launching the kernel"))?;
+        self.stop
+            .record(&self.stream)
+            .map_err(Error::driver("recording an event"))?;
+        if let Err(source) = self.stream.synchronize() {
+            self.lost = true;
+            return Err(Error::KernelFault {
+                source,
+                record: DeviceError::from_record(&self.error.read()).map(Box::new),
+            });
+        }
+        if let Some(e) = DeviceError::from_record(&self.error.read()) {
+            return Err(Error::Device(Box::new(e)));
+        }
+        let kernel_ms = self
+            .start
+            .elapsed_ms(&self.stop)
+            .map_err(Error::driver("reading events"))? as f64;
+        let mut out = vec![0u8; out_bytes.max(1)];
+        let mut warps = vec![WarpStats::default(); self.layout.geometry.warps() as usize];
+        // SAFETY: both device ranges are inside live allocations of at least these sizes.
+        unsafe {
+            result::memcpy_dtoh_sync(&mut out[..], self.out.ptr)
+                .map_err(Error::driver("copying the result back"))?;
+            result::memcpy_dtoh_sync(&mut warps[..], self.region.ptr + self.layout.stats)
+                .map_err(Error::driver("copying statistics back"))?;
+        }
+        // SAFETY: thread 0 wrote a `K::Output` there (the launch finished without error).
+        let result = unsafe { (out.as_ptr() as *const K::Output).read_unaligned() };
+        let stats = Stats::collect(
+            &self.layout,
+            self.block,
+            &warps,
+            kernel_ms,
+            wall.elapsed().as_secs_f64() * 1e3,
+        );
+        Ok(Launch { result, stats })
+    }
+
+    /// Runs the built-in probe kernel over `threads` threads and returns the per-thread values and
+    /// the atomic count (first light on a new machine).
+    pub(crate) fn probe(&mut self, blocks: u32, block: u32) -> Result<(Vec<u32>, u32)> {
+        self.check_live()?;
+        let f = self.function("gtap_probe")?;
+        let n = blocks * block;
+        let out = DeviceMemory::alloc(&self.ctx, n as usize * 4)?;
+        let counter = DeviceMemory::alloc(&self.ctx, 4)?;
+        // SAFETY: writes inside the fresh allocations.
+        unsafe {
+            result::memset_d8_async(out.ptr, 0xff, out.bytes, self.stream.cu_stream())
+                .map_err(Error::driver("clearing probe output"))?;
+            result::memset_d8_async(counter.ptr, 0, 4, self.stream.cu_stream())
+                .map_err(Error::driver("clearing probe counter"))?;
+        }
+        let mut raw: Vec<*mut c_void> = vec![
+            &out.ptr as *const CUdeviceptr as *mut c_void,
+            &counter.ptr as *const CUdeviceptr as *mut c_void,
+            &n as *const u32 as *mut c_void,
+        ];
+        // SAFETY: `gtap_probe(out: *mut u32, counter: *mut u32, n: u32)`; the pointers are live.
+        unsafe {
+            result::launch_kernel(
+                f.cu_function(),
+                (blocks, 1, 1),
+                (block, 1, 1),
+                0,
+                self.stream.cu_stream(),
+                &mut raw,
+            )
+        }
+        .map_err(Error::driver("launching the probe"))?;
+        self.stream
+            .synchronize()
+            .map_err(Error::driver("running the probe"))?;
+        let mut values = vec![0u32; n as usize];
+        let mut count = [0u32];
+        // SAFETY: copies out of the live allocations.
+        unsafe {
+            result::memcpy_dtoh_sync(&mut values[..], out.ptr)
+                .map_err(Error::driver("copying probe output"))?;
+            result::memcpy_dtoh_sync(&mut count[..], counter.ptr)
+                .map_err(Error::driver("copying probe counter"))?;
+        }
+        Ok((values, count[0]))
+    }
+}

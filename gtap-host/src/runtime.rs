@@ -1,0 +1,232 @@
+//! The runtime: initialise once, launch many times, reset, release on drop.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaStream, result};
+use gtap_device::{DeviceCode, Kernel};
+
+use crate::buffer::{Buffer, Storage};
+use crate::config::Config;
+use crate::cpu::{Cpu, CpuMode};
+use crate::error::{Error, Result};
+use crate::gpu::{DeviceMemory, Gpu};
+use crate::stats::Stats;
+
+/// The result of a launch: the root task's value and what the launch did.
+#[derive(Clone, Debug)]
+pub struct Launch<T> {
+    /// What the kernel returned (normally the root task's result).
+    pub result: T,
+    /// Timings and scheduler statistics.
+    pub stats: Stats,
+}
+
+enum Backend {
+    Gpu(Box<Gpu>),
+    Cpu(Box<Cpu>),
+}
+
+/// Which executor a runtime uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    /// An NVIDIA GPU.
+    Gpu {
+        /// The device's name.
+        device: String,
+    },
+    /// The CPU executor.
+    Cpu(CpuMode),
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A gtap runtime: task pools and queues allocated once, sized by a [`Config`], on the GPU or
+/// on the CPU executor. Launch `#[gtap::kernel]`s with [`Runtime::launch`]; everything is
+/// released when the runtime is dropped.
+///
+/// ```no_run
+/// # fn demo(code: &gtap_host::DeviceCode) -> gtap_host::Result<()> {
+/// # struct Fib; /* stands for a #[gtap::kernel] */
+/// let mut rt = gtap_host::Runtime::gpu(code, &gtap_host::Config::new())?;
+/// # Ok(()) }
+/// ```
+pub struct Runtime {
+    id: u64,
+    backend: Backend,
+}
+
+impl Runtime {
+    /// A runtime on GPU 0 running the kernels of `code` (a crate's `DEVICE_CODE`).
+    ///
+    /// Fails with [`Error::NoDeviceCode`] if the program was built without device code,
+    /// [`Error::NoGpu`] without a driver or device, and [`Error::Config`] for an unusable
+    /// configuration.
+    pub fn gpu(code: &DeviceCode, config: &Config) -> Result<Self> {
+        Ok(Self::wrap(Backend::Gpu(Box::new(Gpu::new(code, config)?))))
+    }
+
+    /// A runtime on the caller's cudarc stream (and its context), for applications that already
+    /// use cudarc. Every operation of the runtime is ordered on that stream.
+    pub fn gpu_on_stream(
+        code: &DeviceCode,
+        config: &Config,
+        stream: Arc<CudaStream>,
+    ) -> Result<Self> {
+        let ptx = match code {
+            DeviceCode::Ptx { ptx, .. } => *ptx,
+            DeviceCode::Missing { reason } => {
+                return Err(Error::NoDeviceCode {
+                    reason: reason.to_string(),
+                });
+            }
+        };
+        Ok(Self::wrap(Backend::Gpu(Box::new(Gpu::with_stream(
+            ptx, config, stream,
+        )?))))
+    }
+
+    /// A runtime on the CPU executor.
+    pub fn cpu(mode: CpuMode, config: &Config) -> Result<Self> {
+        Ok(Self::wrap(Backend::Cpu(Box::new(Cpu::new(mode, config)?))))
+    }
+
+    /// The GPU if there is one and the program has device code, otherwise the parallel CPU
+    /// executor. Returns the runtime and, when it fell back to the CPU, why.
+    pub fn gpu_or_cpu(code: &DeviceCode, config: &Config) -> Result<(Self, Option<Error>)> {
+        match Self::gpu(code, config) {
+            Ok(rt) => Ok((rt, None)),
+            Err(e @ (Error::NoGpu { .. } | Error::NoDeviceCode { .. })) => {
+                Ok((Self::cpu(CpuMode::Parallel, config)?, Some(e)))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn wrap(backend: Backend) -> Self {
+        Self {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            backend,
+        }
+    }
+
+    /// Which executor this runtime uses.
+    pub fn backend(&self) -> BackendKind {
+        match &self.backend {
+            Backend::Gpu(g) => BackendKind::Gpu {
+                device: g.device_name.clone(),
+            },
+            Backend::Cpu(c) => BackendKind::Cpu(c.mode()),
+        }
+    }
+
+    /// The resolved shape: grid, block size, slots per warp, queues, slot bytes, pool bytes.
+    pub fn layout(&self) -> &gtap_device::Layout {
+        match &self.backend {
+            Backend::Gpu(g) => g.layout(),
+            Backend::Cpu(c) => c.layout(),
+        }
+    }
+
+    /// Threads per block.
+    pub fn block_size(&self) -> u32 {
+        match &self.backend {
+            Backend::Gpu(g) => g.block_size(),
+            Backend::Cpu(c) => c.block_size(),
+        }
+    }
+
+    /// Runs `kernel` with `args` to completion and returns its result with statistics.
+    ///
+    /// A device failure (pool exhausted, queue overflow, bad queue index, panic in a task)
+    /// comes back as [`Error::Device`] with the task function, source line, thread and the
+    /// limit involved; the runtime stays usable.
+    pub fn launch<K: Kernel>(&mut self, kernel: K, args: K::Args) -> Result<Launch<K::Output>> {
+        let _ = kernel;
+        match &mut self.backend {
+            Backend::Gpu(g) => g.launch::<K>(args),
+            Backend::Cpu(c) => c.launch::<K>(args),
+        }
+    }
+
+    /// Returns every pool, queue and counter to its initial state and clears the last error.
+    pub fn reset(&mut self) -> Result<()> {
+        match &mut self.backend {
+            Backend::Gpu(g) => g.reset(),
+            Backend::Cpu(c) => c.reset(),
+        }
+    }
+
+    /// Copies `data` into a new buffer of this runtime.
+    pub fn upload<T: Copy + 'static>(&self, data: &[T]) -> Result<Buffer<T>> {
+        let storage = match &self.backend {
+            Backend::Gpu(g) => {
+                let mem = DeviceMemory::alloc(g.context(), std::mem::size_of_val(data))?;
+                // SAFETY: the allocation holds `size_of_val(data)` bytes.
+                unsafe { result::memcpy_htod_sync(mem.ptr as CUdeviceptr, data) }
+                    .map_err(Error::driver("uploading a buffer"))?;
+                Storage::Gpu(mem)
+            }
+            Backend::Cpu(_) => Storage::Cpu(data.to_vec()),
+        };
+        Ok(Buffer {
+            owner: self.id,
+            storage,
+            len: data.len(),
+            _t: PhantomData,
+        })
+    }
+
+    /// A new buffer of `len` copies of `value`.
+    pub fn alloc_filled<T: Copy + 'static>(&self, len: usize, value: T) -> Result<Buffer<T>> {
+        self.upload(&vec![value; len])
+    }
+
+    /// Copies a buffer back to the host.
+    pub fn download<T: Copy + 'static>(&self, buffer: &Buffer<T>) -> Result<Vec<T>> {
+        if buffer.owner != self.id {
+            return Err(Error::ForeignBuffer);
+        }
+        match (&self.backend, &buffer.storage) {
+            (Backend::Gpu(g), Storage::Gpu(mem)) => {
+                g.context()
+                    .bind_to_thread()
+                    .map_err(Error::driver("binding the context"))?;
+                let mut out: Vec<T> = Vec::with_capacity(buffer.len);
+                // SAFETY: the device holds `len` values of `T` (uploaded from valid values and
+                // written by tasks as `T`); the copy fills exactly `len` values.
+                unsafe {
+                    let dst = std::slice::from_raw_parts_mut(out.as_mut_ptr(), buffer.len);
+                    result::memcpy_dtoh_sync(dst, mem.ptr)
+                        .map_err(Error::driver("downloading a buffer"))?;
+                    out.set_len(buffer.len);
+                }
+                Ok(out)
+            }
+            (Backend::Cpu(_), Storage::Cpu(v)) => Ok(v.clone()),
+            _ => Err(Error::ForeignBuffer),
+        }
+    }
+
+    /// First light: runs the built-in probe kernel on the GPU over `blocks × block` threads and
+    /// checks every thread's value, lane and atomic. Returns the number of threads checked.
+    pub fn self_test(&mut self, blocks: u32, block: u32) -> Result<u32, String> {
+        let Backend::Gpu(g) = &mut self.backend else {
+            return Err("self_test needs a GPU runtime".into());
+        };
+        let (values, count) = g.probe(blocks, block).map_err(|e| e.to_string())?;
+        let n = blocks * block;
+        for (gid, v) in values.iter().enumerate() {
+            let want = gtap_device::probe::probe_value(gid as u32).wrapping_add(gid as u32 % 32);
+            if *v != want {
+                return Err(format!("thread {gid} wrote {v:#x}, expected {want:#x}"));
+            }
+        }
+        if count != n {
+            return Err(format!("the atomic counter reads {count}, expected {n}"));
+        }
+        Ok(n)
+    }
+}

@@ -1,0 +1,70 @@
+//! What a launch did, summed over the warps.
+
+use gtap_device::layout::Layout;
+use gtap_device::stats::WarpStats;
+
+/// Statistics of one launch.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// Kernel time in milliseconds: CUDA events around the kernel on the GPU (launch overhead
+    /// and result copies excluded), wall time of the run on the CPU executor.
+    pub kernel_ms: f64,
+    /// Host wall time of the whole `launch` call (state reset, launch, wait, copies back).
+    pub launch_ms: f64,
+    /// Task polls (a task that waits once is polled twice).
+    pub tasks_polled: u64,
+    /// Tasks created (the root included).
+    pub tasks_spawned: u64,
+    /// Successful steals (each moves up to 32 tasks).
+    pub steals: u64,
+    /// Steal attempts by idle warps.
+    pub steal_attempts: u64,
+    /// Most live tasks any one warp held (sampled at the end of each scheduling step).
+    pub peak_live_per_warp: u32,
+    /// Bytes of the runtime's pools, queues and control state.
+    pub pool_bytes: u64,
+    /// Bytes per task slot (header plus the largest task future).
+    pub slot_bytes: u32,
+    /// Task slots per warp.
+    pub slots_per_warp: u32,
+    /// Warps in the grid.
+    pub warps: u32,
+    /// Thread blocks in the grid.
+    pub blocks: u32,
+    /// Threads per block.
+    pub block_size: u32,
+    /// Divergence-aware queues per warp.
+    pub num_queues: u32,
+}
+
+impl Stats {
+    pub(crate) fn collect(
+        layout: &Layout,
+        block_size: u32,
+        warps: &[WarpStats],
+        kernel_ms: f64,
+        launch_ms: f64,
+    ) -> Self {
+        let g = &layout.geometry;
+        let mut s = Stats {
+            kernel_ms,
+            launch_ms,
+            pool_bytes: layout.bytes,
+            slot_bytes: g.slot_bytes,
+            slots_per_warp: g.slots_per_warp,
+            warps: g.warps(),
+            blocks: g.blocks,
+            block_size,
+            num_queues: g.num_queues,
+            ..Stats::default()
+        };
+        for w in warps {
+            s.tasks_polled += w.tasks;
+            s.tasks_spawned += w.spawned;
+            s.steals += w.steals;
+            s.steal_attempts += w.steal_attempts;
+            s.peak_live_per_warp = s.peak_live_per_warp.max(w.peak_live);
+        }
+        s
+    }
+}
