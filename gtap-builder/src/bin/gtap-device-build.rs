@@ -123,11 +123,11 @@ fn metadata(manifest: Option<&PathBuf>) -> Result<Workspace, Error> {
     })
 }
 
-fn run(o: Options) -> Result<(), Error> {
+fn run(o: Options) -> Result<(), String> {
     if let Some(a) = &o.arch {
-        Arch::parse(a)?;
+        Arch::parse(a).map_err(|e| e.to_string())?;
     }
-    let ws = metadata(o.manifest.as_ref())?;
+    let ws = metadata(o.manifest.as_ref()).map_err(|e| e.to_string())?;
     let packages: Vec<String> = if o.packages.is_empty() || o.all {
         let mut list: Vec<String> = ws
             .members
@@ -146,10 +146,10 @@ fn run(o: Options) -> Result<(), Error> {
     };
     for p in &packages {
         if !ws.members.iter().any(|(n, _)| n == p) {
-            return Err(Error::Metadata(format!(
+            return Err(format!(
                 "`{p}` is not a member of the workspace `{}`",
                 ws.manifest.display()
-            )));
+            ));
         }
     }
     if packages.is_empty() {
@@ -163,7 +163,7 @@ fn run(o: Options) -> Result<(), Error> {
         if let Some(a) = &o.arch {
             b = b.fixed_arch(a);
         }
-        let ptx = b.compile()?;
+        let ptx = b.compile().map_err(|e| e.to_string())?;
         eprintln!(
             "gtap-device-build: {} for {} (rustc {}, LLVM {}): {}",
             ptx.package,
