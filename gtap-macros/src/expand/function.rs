@@ -1,0 +1,201 @@
+//! `#[gtap::function]`: a task function becomes a type implementing `TaskFunction`.
+//!
+//! For `vis fn NAME(p1: T1, p2: T2) -> R { body }`:
+//!
+//! 1. `vis struct NAME { _private: () }` in the type namespace, with the user's docs;
+//! 2. `impl TaskFunction for NAME` whose `start` returns the lowered body as an `async move`
+//!    block (`taskwait!` is its only suspension point);
+//! 3. the direct-call trap, `vis fn NAME(..)` in the value namespace, whose unsatisfiable bound
+//!    reports any direct call with the message of `DirectCall`;
+//! 4. the record-size export: a `#[used]` PTX global on the GPU, a `TASK_RECORDS` entry on the
+//!    host.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::{FnArg, Pat};
+
+use crate::diagnostics::Diagnostics;
+use crate::expand::record::{self, Origin};
+use crate::expand::{launch_ident, method_stub};
+use crate::parse::{FnKind, parse_item};
+use crate::validate::direct::Known;
+use crate::validate::signature::{self, Attrs, Signature};
+use crate::walk::{Body, walk};
+
+/// Expands `#[gtap::function]`; `locate` gives the origin of the function's name (for the
+/// record symbol).
+pub(crate) fn expand(
+    attr: TokenStream,
+    item: TokenStream,
+    locate: &dyn Fn(Span) -> Origin,
+) -> TokenStream {
+    let mut diags = Diagnostics::new();
+    let f = match parse_item(FnKind::Task, attr, item, &mut diags) {
+        Ok(f) => f,
+        Err(original) => {
+            let errors = diags.to_compile_errors();
+            return quote!(#errors #original);
+        }
+    };
+    let sig = signature::check(FnKind::Task, &f, &mut diags);
+    if f.sig.inputs.iter().any(|a| matches!(a, FnArg::Receiver(_))) {
+        let errors = diags.to_compile_errors();
+        let stub = method_stub(&f);
+        return quote!(#errors #stub);
+    }
+    let mut block = *f.block;
+    let pats: Vec<Pat> = sig.params.iter().map(|p| p.pat.clone()).collect();
+    let known = Known::collect(FnKind::Task, &sig.name, &block);
+    let launch = launch_ident();
+    let body = Body {
+        kind: FnKind::Task,
+        name: &sig.name,
+        params: &pats,
+        known: &known,
+        launch: &launch,
+    };
+    walk(&body, &mut block, &mut diags);
+    let lowered = if sig.sound {
+        quote!(#block)
+    } else {
+        quote!({ loop {} })
+    };
+    let origin = locate(sig.name.span());
+    let items = items(&sig, &lowered, &origin, diags.has_errors());
+    let errors = diags.to_compile_errors();
+    quote!(#errors #items)
+}
+
+/// The generated items; `errors` adds the allowances that keep an error expansion quiet.
+fn items(sig: &Signature, body: &TokenStream, origin: &Origin, errors: bool) -> TokenStream {
+    let Signature {
+        vis,
+        name,
+        params,
+        output,
+        attrs,
+        ..
+    } = sig;
+    let Attrs {
+        docs,
+        cfgs,
+        lints,
+        codegen,
+    } = attrs;
+    let name_str = name.unraw().to_string();
+    let tys: Vec<_> = params.iter().map(|p| &p.ty).collect();
+    let pats = params.iter().map(|p| &p.pat);
+    let args = sig.args_type();
+    let line = quote_spanned!(name.span()=> ::core::line!());
+    let quiet = errors.then(|| quote!(#[allow(unreachable_code, unused)]));
+    let symbol = record::symbol(origin, &name_str);
+    let record = format_ident!("__GTAP_RECORD_{}", name_str);
+    let trap = quote_spanned! {name.span()=>
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, unused_variables, dead_code, clippy::all, clippy::pedantic)]
+        #vis fn #name<'gtap, UseGtapTaskToSpawn>(#(_: #tys),*) -> UseGtapTaskToSpawn
+        where
+            &'gtap #name: ::gtap::__private::DirectCall<#name>,
+        {
+            loop {}
+        }
+    };
+    quote! {
+        #(#cfgs)*
+        #(#docs)*
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #name {
+            _private: (),
+        }
+
+        #(#cfgs)*
+        #(#lints)*
+        #quiet
+        impl ::gtap::__private::TaskFunction for #name {
+            type Args = #args;
+            type Output = #output;
+            const INFO: ::gtap::__private::TaskInfo = ::gtap::__private::TaskInfo {
+                name: #name_str,
+                file: ::core::file!(),
+                line: #line,
+            };
+            #(#codegen)*
+            fn start((#(#pats,)*): Self::Args) -> impl ::core::future::Future<Output = #output> {
+                async move #body
+            }
+        }
+
+        #trap
+
+        // SAFETY (of `export_name`): the symbol is `__gtap_record_` followed by the crate, the
+        // function and a hash of its source position, so no other item exports it; it is a
+        // plain `u32` that the host only reads.
+        #(#cfgs)*
+        #[cfg(target_arch = "nvptx64")]
+        #[allow(non_upper_case_globals)]
+        #[unsafe(export_name = #symbol)]
+        #[used]
+        static #record: u32 = ::gtap::__private::record_bytes_u32::<#name>();
+
+        #(#cfgs)*
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[allow(non_upper_case_globals)]
+        #[::gtap::__private::linkme::distributed_slice(::gtap::__private::TASK_RECORDS)]
+        #[linkme(crate = ::gtap::__private::linkme)]
+        static #record: ::gtap::__private::HostRecord = ::gtap::__private::HostRecord {
+            name: #name_str,
+            bytes: ::gtap::__private::record_bytes_u32::<#name>(),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The expansion of the documentation's `fib`, pretty-printed, is checked in as
+    /// `docs/fib.expanded.rs` and shown in the crate docs. `GTAP_BLESS=1` rewrites it.
+    #[test]
+    fn fib_expansion_matches_the_docs() {
+        let item = quote! {
+            /// Fibonacci numbers, two children per call.
+            #[gtap::function]
+            pub fn fib(n: u32) -> u64 {
+                if n < 2 {
+                    return n as u64;
+                }
+                let (mut a, mut b) = (0, 0);
+                gtap::task!(a = fib(n - 1));
+                gtap::task!(queue(1), b = fib(n - 2));
+                gtap::taskwait!();
+                a + b
+            }
+        };
+        let mut item: syn::ItemFn = syn::parse2(item).unwrap();
+        item.attrs.retain(|a| a.path().is_ident("doc"));
+        let origin = |_| Origin {
+            crate_name: "example".into(),
+            file: "src/lib.rs".into(),
+            line: 3,
+            column: 7,
+        };
+        let out = expand(TokenStream::new(), quote!(#item), &origin);
+        let file: syn::File = syn::parse2(out).expect("the expansion parses as items");
+        let text = format!(
+            "// #[gtap::function] pub fn fib(n: u32) -> u64 {{ .. }} expands to:\n\n{}",
+            prettyplease::unparse(&file)
+        );
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/fib.expanded.rs");
+        if std::env::var_os("GTAP_BLESS").is_some() {
+            std::fs::write(path, &text).unwrap();
+        } else {
+            let want = std::fs::read_to_string(path).unwrap_or_default();
+            assert!(
+                want == text,
+                "docs/fib.expanded.rs is stale; rerun with GTAP_BLESS=1. New expansion:\n{text}"
+            );
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! `#[gtap::kernel]`: a function whose body starts the root task with `entry!`.
+//!
+//! For `vis fn NAME(a: A, b: B) -> R { body }`:
+//!
+//! * on the host, `vis struct NAME;` implementing `Kernel`, whose `run_cpu` runs the lowered
+//!   body (the CPU executor calls it);
+//! * on the GPU, a PTX entry `NAME` defined through `::gtap::__private::ptx_kernel!`, which
+//!   takes the runtime's launch parameters before `a` and `b` and stores the body's value for
+//!   the host.
+//!
+//! Both bodies see the launch parameters as `__gtap_launch: &LaunchParams`, through one
+//! identifier that the lowered `entry!` uses too.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+use syn::ext::IdentExt;
+use syn::{FnArg, Pat};
+
+use crate::diagnostics::Diagnostics;
+use crate::expand::{launch_ident, method_stub};
+use crate::parse::{FnKind, parse_item};
+use crate::validate::direct::Known;
+use crate::validate::signature::{self, Attrs, Signature};
+use crate::walk::{Body, walk};
+
+/// Expands `#[gtap::kernel]`.
+pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut diags = Diagnostics::new();
+    let f = match parse_item(FnKind::Kernel, attr, item, &mut diags) {
+        Ok(f) => f,
+        Err(original) => {
+            let errors = diags.to_compile_errors();
+            return quote!(#errors #original);
+        }
+    };
+    let sig = signature::check(FnKind::Kernel, &f, &mut diags);
+    if f.sig.inputs.iter().any(|a| matches!(a, FnArg::Receiver(_))) {
+        let errors = diags.to_compile_errors();
+        let stub = method_stub(&f);
+        return quote!(#errors #stub);
+    }
+    let mut block = *f.block;
+    let pats: Vec<Pat> = sig.params.iter().map(|p| p.pat.clone()).collect();
+    let known = Known::collect(FnKind::Kernel, &sig.name, &block);
+    let launch = launch_ident();
+    let body = Body {
+        kind: FnKind::Kernel,
+        name: &sig.name,
+        params: &pats,
+        known: &known,
+        launch: &launch,
+    };
+    walk(&body, &mut block, &mut diags);
+    let errors = diags.to_compile_errors();
+    let host_body = if sig.sound {
+        quote!(#block)
+    } else {
+        quote!({ loop {} })
+    };
+    let host = host(&sig, &launch, &host_body, diags.has_errors());
+    // The device build of a kernel with errors would only repeat them.
+    let device = (!diags.has_errors()).then(|| device(&sig, &launch, &block));
+    quote!(#errors #host #device)
+}
+
+/// The host's `struct NAME` and its `Kernel` impl.
+fn host(sig: &Signature, launch: &Ident, body: &TokenStream, errors: bool) -> TokenStream {
+    let Signature {
+        vis,
+        name,
+        params,
+        output,
+        attrs,
+        ..
+    } = sig;
+    let Attrs {
+        docs,
+        cfgs,
+        lints,
+        codegen,
+    } = attrs;
+    let name_str = name.unraw().to_string();
+    // With a broken signature the types may not be kernel arguments; `()` keeps the error
+    // expansion free of follow-up errors.
+    let (args, pats) = if sig.sound {
+        let pats = params.iter().map(|p| &p.pat);
+        (sig.args_type(), quote!((#(#pats,)*)))
+    } else {
+        (quote!(()), quote!(_))
+    };
+    let quiet = errors.then(|| quote!(#[allow(unreachable_code, unused)]));
+    quote! {
+        #(#cfgs)*
+        #[cfg(not(target_arch = "nvptx64"))]
+        #(#docs)*
+        #[derive(Clone, Copy, Debug)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #name;
+
+        #(#cfgs)*
+        #[cfg(not(target_arch = "nvptx64"))]
+        #(#lints)*
+        #quiet
+        impl ::gtap::__private::Kernel for #name {
+            const NAME: &'static str = #name_str;
+            type Args = #args;
+            type Output = #output;
+            #(#codegen)*
+            fn run_cpu(
+                #launch: &::gtap::__private::LaunchParams,
+                #pats: Self::Args,
+            ) -> #output #body
+        }
+    }
+}
+
+/// The GPU's PTX entry. `ptx_kernel!` takes plain identifiers as parameters, so other patterns
+/// (`mut n`, tuples) get a generated name and are bound at the start of the body.
+fn device(sig: &Signature, launch: &Ident, body: &syn::Block) -> TokenStream {
+    let Signature {
+        vis,
+        name,
+        params,
+        output,
+        attrs,
+        ..
+    } = sig;
+    let Attrs {
+        docs, cfgs, lints, ..
+    } = attrs;
+    let mut prelude = Vec::new();
+    let mut idents = Vec::new();
+    for (i, p) in params.iter().enumerate() {
+        match &p.pat {
+            Pat::Ident(pi)
+                if pi.by_ref.is_none() && pi.mutability.is_none() && pi.subpat.is_none() =>
+            {
+                idents.push(pi.ident.clone());
+            }
+            pat => {
+                let id = Ident::new(&format!("__gtap_arg{i}"), Span::mixed_site());
+                prelude.push(quote!(let #pat = #id;));
+                idents.push(id);
+            }
+        }
+    }
+    let tys = params.iter().map(|p| &p.ty);
+    let stmts = &body.stmts;
+    quote! {
+        #(#cfgs)*
+        #[cfg(target_arch = "nvptx64")]
+        ::gtap::__private::ptx_kernel! {
+            #(#docs)*
+            #(#lints)*
+            #vis fn #name(#launch #(, #idents: #tys)*) -> #output {
+                #(#prelude)*
+                #(#stmts)*
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! What `task!`, `taskwait!` and `entry!` become inside a lowered body.
+//!
+//! * `task!([queue(Q),] DST = PATH(ARGS))` →
+//!   `::gtap::__private::spawn::<PATH>(SITE, QUEUE, &raw mut DST, (ARGS,))`
+//! * `taskwait!([queue(Q)])` →
+//!   `{ ::gtap::__private::prepare_wait(SITE, QUEUE); ::gtap::__private::Suspend.await; }`
+//! * `entry!([DST =] PATH(ARGS))` →
+//!   `[DST =] ::gtap::__private::entry::<PATH>(LAUNCH, SITE, (ARGS,))`
+//!
+//! `SITE` is a `&'static Site` naming the enclosing function and the macro's line, for the
+//! runtime's error reports.
+
+use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::Expr;
+use syn::spanned::Spanned;
+
+use crate::validate::call::{Call, Entry, Spawn};
+
+/// Where a body macro was written.
+pub(crate) struct Site<'a> {
+    /// The enclosing task function or kernel.
+    pub(crate) function: &'a str,
+    /// A span on the invocation's line (its `!`), for `file!()` and `line!()`.
+    pub(crate) span: Span,
+}
+
+impl ToTokens for Site<'_> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let function = self.function;
+        tokens.extend(quote_spanned! {self.span=>
+            const {
+                &::gtap::__private::Site {
+                    function: #function,
+                    file: ::core::file!(),
+                    line: ::core::line!(),
+                }
+            }
+        });
+    }
+}
+
+/// `Option<i128>` for a queue clause.
+fn queue(index: Option<&Expr>) -> TokenStream {
+    match index {
+        None => quote!(::core::option::Option::None),
+        Some(q) => quote_spanned! {q.span()=>
+            ::core::option::Option::Some(::gtap::__private::queue_index(#q))
+        },
+    }
+}
+
+/// The argument tuple `(ARGS,)`, spanned on the call's parentheses so that a mismatch with the
+/// task function's parameters is reported there.
+fn args_tuple(call: &Call) -> TokenStream {
+    let args = call.args.iter();
+    let mut group = Group::new(Delimiter::Parenthesis, quote!(#(#args,)*));
+    group.set_span(call.paren.span.join());
+    group.into_token_stream()
+}
+
+/// The task function's path, used as a type path (it names the struct `#[gtap::function]`
+/// defines).
+fn target(call: &Call) -> TokenStream {
+    call.target.to_token_stream()
+}
+
+/// The expansion of a checked `task!`.
+pub(crate) fn spawn(site: &Site, spawn: &Spawn) -> TokenStream {
+    let target = target(&spawn.call);
+    let queue = queue(spawn.queue.as_ref());
+    let dst = match &spawn.dst {
+        Some(d) => quote_spanned!(d.span()=> &raw mut #d),
+        None => quote!(::core::ptr::null_mut()),
+    };
+    let args = args_tuple(&spawn.call);
+    quote!(::gtap::__private::spawn::<#target>(#site, #queue, #dst, #args))
+}
+
+/// The expansion of `taskwait!`.
+pub(crate) fn wait(site: &Site, queue_index: Option<&Expr>) -> TokenStream {
+    let queue = queue(queue_index);
+    quote!({
+        ::gtap::__private::prepare_wait(#site, #queue);
+        ::gtap::__private::Suspend.await;
+    })
+}
+
+/// The expansion of a checked `entry!`; `launch` is the kernel's `&LaunchParams`.
+pub(crate) fn entry(site: &Site, launch: &Ident, entry: &Entry) -> TokenStream {
+    let target = target(&entry.call);
+    let args = args_tuple(&entry.call);
+    let call = quote!(::gtap::__private::entry::<#target>(#launch, #site, #args));
+    match &entry.dst {
+        Some(d) => quote!(#d = #call),
+        None => call,
+    }
+}
+
+/// The marker that makes a standalone body macro return the rest of its input.
+pub(crate) const LOWERED: &str = "__gtap_lowered";
+
+/// A body macro written with a bare path (`task!` after `use gtap::task`) is expanded through
+/// that path, as `task!(__gtap_lowered TOKENS)`, which returns `TOKENS`: the import is then
+/// used (no `unused_imports` warning) and IDEs resolve the user's `task!` to its docs.
+pub(crate) fn through_import(path: &syn::Path, tokens: TokenStream) -> TokenStream {
+    if path.leading_colon.is_some() || path.segments.len() != 1 {
+        return tokens;
+    }
+    let marker = Ident::new(LOWERED, Span::mixed_site());
+    quote!(#path!(#marker #tokens))
+}
+
+/// What an invalid body macro becomes once its error is reported: an expression that
+/// type-checks wherever the macro could stand, so that no follow-up errors appear.
+pub(crate) fn neutral(value_needed: bool) -> TokenStream {
+    if value_needed {
+        // Diverges, so it coerces to the kernel's result type.
+        quote!(loop {})
+    } else {
+        quote!(())
+    }
+}

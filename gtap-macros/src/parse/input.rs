@@ -1,0 +1,183 @@
+//! The arguments of `task!`, `taskwait!` and `entry!`, as written.
+//!
+//! Parsing only splits the tokens; whether the call is a direct task-function call, the
+//! destination a local place and the queue an integer is decided in [`crate::validate`].
+
+use syn::parse::discouraged::Speculative;
+use syn::parse::{Parse, ParseStream};
+use syn::{Expr, Ident, Token, parenthesized};
+
+use crate::diagnostics::with_help;
+
+/// A `queue(EXPR)` clause: the divergence-aware queue a spawned child (or a resumed
+/// continuation) is placed on.
+pub(crate) struct QueueClause {
+    /// The `queue` keyword, for spans.
+    pub(crate) keyword: Ident,
+    /// The index expression.
+    pub(crate) index: Expr,
+}
+
+impl QueueClause {
+    /// Parses `queue(EXPR)` if the input starts with it and it is followed by `,` (or by the
+    /// end, if `may_end`: in `task!(queue(3))`, `queue` is a task function).
+    fn parse_opt(input: ParseStream, may_end: bool) -> syn::Result<Option<Self>> {
+        let fork = input.fork();
+        let keyword = match fork.parse::<Ident>() {
+            Ok(ident) if ident == "queue" && fork.peek(syn::token::Paren) => ident,
+            _ => return Ok(None),
+        };
+        let content;
+        parenthesized!(content in fork);
+        // `queue(..) + 1` or `queue(..).x = ..` is an expression (a task function may be
+        // called `queue`).
+        if !((may_end && fork.is_empty()) || fork.peek(Token![,])) {
+            return Ok(None);
+        }
+        let index = content.parse::<Expr>()?;
+        if !content.is_empty() {
+            return Err(content.error("expected a single queue index, as in `queue(1)`"));
+        }
+        input.advance_to(&fork);
+        Ok(Some(Self { keyword, index }))
+    }
+}
+
+/// `task!([queue(Q),] [DST =] CALL)`.
+pub(crate) struct TaskInput {
+    /// The optional queue clause.
+    pub(crate) queue: Option<QueueClause>,
+    /// Everything after it: a call, or an assignment from one (checked later).
+    pub(crate) spawn: Expr,
+}
+
+impl Parse for TaskInput {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let queue = QueueClause::parse_opt(input, false)?;
+        if queue.is_some() {
+            input.parse::<Token![,]>()?;
+        }
+        if input.is_empty() {
+            return Err(input.error(with_help(
+                "`gtap::task!` needs a task-function call",
+                "write `gtap::task!(x = fib(n - 1))`, or `gtap::task!(fib(n - 1))` to discard \
+                 the result",
+            )));
+        }
+        if input.peek(Token![let]) {
+            return Err(input.error(with_help(
+                "a child's result cannot initialise a new binding",
+                "declare the destination first: `let mut x = 0; gtap::task!(x = fib(n - 1));`",
+            )));
+        }
+        let spawn = input.parse::<Expr>()?;
+        finish(input, "`gtap::task!` spawns exactly one call")?;
+        Ok(Self { queue, spawn })
+    }
+}
+
+/// `taskwait!([queue(Q)])`.
+pub(crate) struct WaitInput {
+    /// The optional queue clause for the resumed continuation.
+    pub(crate) queue: Option<QueueClause>,
+}
+
+impl Parse for WaitInput {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let queue = QueueClause::parse_opt(input, true)?;
+        if queue.is_none() && !input.is_empty() {
+            return Err(input.error(with_help(
+                "`gtap::taskwait!` takes no arguments except a queue clause",
+                "write `gtap::taskwait!()` or `gtap::taskwait!(queue(1))`",
+            )));
+        }
+        finish(input, "`gtap::taskwait!` takes at most a queue clause")?;
+        Ok(Self { queue })
+    }
+}
+
+/// `entry!([DST =] CALL)`.
+pub(crate) struct EntryInput {
+    /// A call, or an assignment from one (checked later).
+    pub(crate) call: Expr,
+}
+
+impl Parse for EntryInput {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        if let Some(clause) = QueueClause::parse_opt(input, false)? {
+            return Err(syn::Error::new_spanned(
+                clause.keyword,
+                with_help(
+                    "`gtap::entry!` takes no queue clause: the root task always starts on queue 0",
+                    "write `gtap::entry!(fib(n))`",
+                ),
+            ));
+        }
+        if input.is_empty() {
+            return Err(input.error(with_help(
+                "`gtap::entry!` needs a task-function call",
+                "write `gtap::entry!(fib(n))` or `gtap::entry!(r = fib(n))`",
+            )));
+        }
+        let call = input.parse::<Expr>()?;
+        finish(input, "`gtap::entry!` starts exactly one call")?;
+        Ok(Self { call })
+    }
+}
+
+/// Accepts one trailing comma, then requires the end of the input.
+fn finish(input: ParseStream, what: &str) -> syn::Result<()> {
+    if input.peek(Token![,]) {
+        input.parse::<Token![,]>()?;
+    }
+    if input.is_empty() {
+        Ok(())
+    } else {
+        Err(input.error(format!("unexpected tokens: {what}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_clause_is_optional() {
+        let t: TaskInput = syn::parse_str("queue(1), b = fib(n - 2)").unwrap();
+        assert!(t.queue.is_some());
+        assert!(matches!(t.spawn, Expr::Assign(_)));
+        let t: TaskInput = syn::parse_str("a = fib(n - 1)").unwrap();
+        assert!(t.queue.is_none());
+    }
+
+    #[test]
+    fn a_task_function_named_queue_is_a_call() {
+        let t: TaskInput = syn::parse_str("queue(3)").unwrap();
+        assert!(t.queue.is_none());
+        assert!(matches!(t.spawn, Expr::Call(_)));
+    }
+
+    #[test]
+    fn wait_forms() {
+        assert!(syn::parse_str::<WaitInput>("").unwrap().queue.is_none());
+        assert!(
+            syn::parse_str::<WaitInput>("queue(k)")
+                .unwrap()
+                .queue
+                .is_some()
+        );
+        assert!(
+            syn::parse_str::<WaitInput>("queue(k),")
+                .unwrap()
+                .queue
+                .is_some()
+        );
+        assert!(syn::parse_str::<WaitInput>("k").is_err());
+    }
+
+    #[test]
+    fn entry_rejects_queue() {
+        assert!(syn::parse_str::<EntryInput>("queue(1), fib(3)").is_err());
+        assert!(syn::parse_str::<EntryInput>("r = fib(3)").is_ok());
+    }
+}

@@ -1,0 +1,94 @@
+//! Rule 5: a child's destination is not used before the `taskwait!` that joins it.
+//!
+//! GTaP: "Do not use the assigned result before the corresponding taskwait completes." The walk
+//! reports, in source order, every mention of a pending destination's root variable between
+//! its spawn and the next `taskwait!` (identifiers inside other macros' arguments and in
+//! format strings count). A `let` that rebinds the name ends the tracking. Two spawns writing
+//! the same (or an overlapping) non-indexed place before a wait are reported too.
+
+use proc_macro2::Span;
+use syn::Ident;
+
+use crate::diagnostics::{Diagnostics, with_help};
+use crate::names::snippet;
+use crate::validate::place::Place;
+
+/// A spawned child whose destination has not been joined yet.
+struct Pending {
+    place: Place,
+    text: String,
+    reported: bool,
+}
+
+/// The children spawned since the last wait, in source order.
+#[derive(Default)]
+pub(crate) struct Order {
+    pending: Vec<Pending>,
+}
+
+impl Order {
+    /// The variable `name` is mentioned at `span`.
+    pub(crate) fn mention(&mut self, name: &str, span: Span, diags: &mut Diagnostics) {
+        if let Some(p) = self
+            .pending
+            .iter_mut()
+            .find(|p| !p.reported && p.place.root == name)
+        {
+            p.reported = true;
+            diags.at(
+                span,
+                with_help(
+                    format!(
+                        "`{name}` is used before the `gtap::taskwait!()` that joins the child \
+                         writing `{}`",
+                        p.text
+                    ),
+                    "move this use after `gtap::taskwait!()`: until then the child may still be \
+                     writing it",
+                ),
+            );
+        }
+    }
+
+    /// A child writing `place` (spelled `dst`) is spawned.
+    pub(crate) fn spawn(&mut self, place: Place, dst: &syn::Expr, diags: &mut Diagnostics) {
+        if let Some(earlier) = self.pending.iter().find(|p| p.place.overlaps(&place)) {
+            let text = snippet(dst);
+            let message = if text == earlier.text {
+                format!(
+                    "`{text}` is already the destination of a child spawned since the last \
+                     wait: both children would write it"
+                )
+            } else {
+                format!(
+                    "`{text}` overlaps `{}`, the destination of a child spawned since the last \
+                     wait: both children would write it",
+                    earlier.text
+                )
+            };
+            diags.spanned(
+                dst,
+                with_help(
+                    message,
+                    "give each child its own destination (`a`, `b` or `results[i]`), or put a \
+                     `gtap::taskwait!()` in between",
+                ),
+            );
+        }
+        self.pending.push(Pending {
+            place,
+            text: snippet(dst),
+            reported: false,
+        });
+    }
+
+    /// A `taskwait!`: every pending child is joined.
+    pub(crate) fn wait(&mut self) {
+        self.pending.clear();
+    }
+
+    /// A `let` rebinds `name`: later mentions are of the new variable.
+    pub(crate) fn rebind(&mut self, name: &Ident) {
+        self.pending.retain(|p| p.place.root != *name);
+    }
+}

@@ -1,0 +1,35 @@
+//! Rules 9 and 10: kernels follow the same signature rules, take at most 8 parameters, and
+//! only kernel-argument types.
+
+#[gtap::function]
+fn leaf(n: u32) -> u64 {
+    n as u64
+}
+
+#[gtap::kernel]
+async fn k_async(n: u32) -> u64 {
+    gtap::entry!(leaf(n))
+}
+
+#[gtap::kernel]
+fn k_generic<T>(n: u32, t: T) -> u64 {
+    gtap::entry!(leaf(n))
+}
+
+#[gtap::kernel]
+fn k_borrowed(n: &u32) -> u64 {
+    gtap::entry!(leaf(*n))
+}
+
+#[gtap::kernel]
+fn k_many(a: u32, b: u32, c: u32, d: u32, e: u32, f: u32, g: u32, h: u32, i: u32) -> u64 {
+    gtap::entry!(leaf(a + b + c + d + e + f + g + h + i))
+}
+
+#[gtap::kernel]
+fn k_str(n: u32, name: &'static str) -> u64 {
+    let _ = name;
+    gtap::entry!(leaf(n))
+}
+
+fn main() {}

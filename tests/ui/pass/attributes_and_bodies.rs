@@ -1,0 +1,66 @@
+//! Doc comments and the supported attributes; bodies using closures, helper functions, other
+//! macros and a nested task function; locals of inferred types kept across waits; the site of
+//! a `task!` reported by the runtime.
+
+#![deny(warnings)]
+
+include!("../support/cpu.rs");
+
+/// Adds one.
+#[gtap::function]
+#[inline]
+#[cfg(all())]
+#[allow(clippy::identity_op)]
+pub fn inc(n: u64) -> u64 {
+    n + 1 * 1
+}
+
+#[gtap::function]
+fn bodies(n: u32) -> u64 {
+    fn helper(x: u64) -> u64 {
+        x * 3
+    }
+    #[gtap::function]
+    fn nested(x: u64) -> u64 {
+        x + 100
+    }
+    let scale = |x: u64| x * 2;
+    let labels = ["a", "b"];
+    let pair = (n, Some(n as u64));
+    let mut a = 0;
+    gtap::task!(a = inc(n as u64));
+    let mut b = 0;
+    gtap::task!(b = nested(1));
+    gtap::taskwait!();
+    assert_eq!(labels[0], "a", "labels survive the wait");
+    let text = format!("{a}");
+    debug_assert!(!text.is_empty());
+    scale(a) + helper(pair.1.unwrap_or(0)) + b
+}
+
+#[gtap::function]
+fn bad_queue(n: u32) -> u64 {
+    let mut a = 0;
+    gtap::task!(queue(n), a = inc(1)); // line 44, checked below
+    gtap::taskwait!();
+    a
+}
+
+#[gtap::kernel]
+fn bodies_kernel(n: u32) -> u64 {
+    gtap::entry!(bodies(n))
+}
+
+#[gtap::kernel]
+fn bad_queue_kernel(n: u32) -> u64 {
+    gtap::entry!(bad_queue(n))
+}
+
+fn main() {
+    assert_eq!(cpu::run::<bodies_kernel>((4,)), 2 * 5 + 12 + 101);
+    let error = cpu::run_error::<bad_queue_kernel>((9,));
+    assert_eq!(error.code, cpu::ErrorCode::InvalidQueue as u32);
+    assert_eq!(error.line, 44);
+    assert_eq!(cpu::ErrorRecord::text(&error.task), "bad_queue");
+    assert!(cpu::ErrorRecord::text(&error.file).ends_with("attributes_and_bodies.rs"));
+}
