@@ -80,6 +80,8 @@
 //! on the GPU as a `u32` PTX global named `__gtap_record_<crate>$<function>$<hash>`, on the
 //! host as an entry of `gtap::__private::TASK_RECORDS`.
 
+#![warn(missing_docs)]
+
 mod diagnostics;
 mod expand;
 mod names;

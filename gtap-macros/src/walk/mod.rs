@@ -672,6 +672,123 @@ mod tests {
     }
 
     #[test]
+    fn no_false_positives_on_accepted_shapes() {
+        let cases = [
+            // A wait on both branches of an `if` inside the declaring block.
+            quote! {
+                let mut acc = 0;
+                for i in 0..n {
+                    let mut x = 0;
+                    gtap::task!(x = f(i));
+                    if i % 2 == 0 { gtap::taskwait!(); } else { gtap::taskwait!(queue(1)); }
+                    acc += x;
+                }
+                acc
+            },
+            // A `break` of an inner loop stays in the destination's scope.
+            quote! {
+                for i in 0..n {
+                    let mut x = 0;
+                    gtap::task!(x = f(i));
+                    for j in 0..3 { if j == 1 { break; } }
+                    gtap::taskwait!();
+                    let _ = x;
+                }
+            },
+            // A `loop` whose body waits first.
+            quote! {
+                {
+                    let mut x = 0;
+                    gtap::task!(x = f(1));
+                    loop { gtap::taskwait!(); break; }
+                    let _ = x;
+                }
+            },
+            // `continue` and `break` out of a loop around indexed spawns, with the wait after.
+            quote! {
+                let done = {
+                    let mut parts = [0; 4];
+                    for i in 0..4 {
+                        gtap::task!(parts[i] = f(i));
+                        if i == 1 { continue; }
+                        if i == 2 { break; }
+                    }
+                    gtap::taskwait!();
+                    parts
+                };
+                done[0]
+            },
+            // A `let` rebinding ends the tracking; a parameter as destination.
+            quote! {
+                let mut a = 0;
+                gtap::task!(a = f(1));
+                let a = 5;
+                gtap::task!(n = f(a));
+                gtap::taskwait!();
+                a + n
+            },
+            // Early returns between the spawn and the wait.
+            quote! {
+                let mut a = 0;
+                {
+                    let mut b = 0;
+                    gtap::task!(b = f(1));
+                    if n == 0 { return 0; }
+                    gtap::taskwait!();
+                    a += b;
+                }
+                gtap::task!(a = f(2));
+                gtap::taskwait!();
+                a
+            },
+        ];
+        for case in cases {
+            let text = case.to_string();
+            let (_, errors) = lowered(case);
+            assert_eq!(errors, None, "{text}");
+        }
+    }
+
+    #[test]
+    fn labeled_break_past_the_wait() {
+        let (_, errors) = lowered(quote! {
+            'outer: for i in 0..n {
+                let mut x = 0;
+                gtap::task!(x = f(i));
+                for _ in 0..2 { if i > 1 { break 'outer; } }
+                gtap::taskwait!();
+                let _ = x;
+            }
+        });
+        assert!(
+            errors
+                .unwrap()
+                .contains("this `break` leaves the scope of `x`")
+        );
+    }
+
+    #[test]
+    fn mentions_in_closures_and_macros() {
+        let (_, errors) = lowered(quote! {
+            let mut a = 0;
+            gtap::task!(a = f(1));
+            let g = || a + 1;
+            gtap::taskwait!();
+            g()
+        });
+        assert!(errors.unwrap().contains("`a` is used before"));
+        let (_, errors) = lowered(quote! {
+            let mut a = 0;
+            gtap::task!(a = f(1));
+            gtap::taskwait!();
+            let g = || a + 1;
+            assert_eq!(g(), a + 1, "{a}");
+            a
+        });
+        assert_eq!(errors, None);
+    }
+
+    #[test]
     fn top_level_destination_needs_some_later_wait() {
         let (_, errors) = lowered(quote! {
             let mut a = 0;

@@ -1,6 +1,6 @@
 //! Doc comments and the supported attributes; bodies using closures, helper functions, other
 //! macros and a nested task function; locals of inferred types kept across waits; the site of
-//! a `task!` reported by the runtime.
+//! a `task!` reported by the runtime; task functions and kernels without parameters.
 
 #![deny(warnings)]
 
@@ -58,9 +58,28 @@ fn bad_queue_kernel(n: u32) -> u64 {
 
 fn main() {
     assert_eq!(cpu::run::<bodies_kernel>((4,)), 2 * 5 + 12 + 101);
+    assert_eq!(cpu::run::<answer_kernel>(()), 43);
     let error = cpu::run_error::<bad_queue_kernel>((9,));
     assert_eq!(error.code, cpu::ErrorCode::InvalidQueue as u32);
     assert_eq!(error.line, 44);
     assert_eq!(cpu::ErrorRecord::text(&error.task), "bad_queue");
     assert!(cpu::ErrorRecord::text(&error.file).ends_with("attributes_and_bodies.rs"));
+}
+
+#[gtap::function]
+fn answer() -> u64 {
+    42
+}
+
+#[gtap::function]
+fn answer_plus_one() -> u64 {
+    let mut a = 0;
+    gtap::task!(a = answer());
+    gtap::taskwait!();
+    a + 1
+}
+
+#[gtap::kernel]
+fn answer_kernel() -> u64 {
+    gtap::entry!(answer_plus_one())
 }

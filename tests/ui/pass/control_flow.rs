@@ -157,7 +157,11 @@ fn checked_root_kernel(n: u32) -> Result<u64, Error> {
 fn main() {
     assert_eq!(cpu::run::<tree_kernel>((12,)), 377);
     for n in 0..7 {
-        let b = if n == 0 { 0 } else { n as u64 + if n % 2 == 0 { 1 } else { 2 } };
+        let b = if n == 0 {
+            0
+        } else {
+            n as u64 + if n % 2 == 0 { 1 } else { 2 }
+        };
         assert_eq!(cpu::run::<branches_kernel>((n,)), b);
     }
     let n = 5u64;

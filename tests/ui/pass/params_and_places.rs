@@ -18,7 +18,10 @@ static DATA: [u64; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
 #[gtap::function]
 fn sum((lo, hi): (usize, usize), data: &'static [u64]) -> Stats {
     if hi - lo == 1 {
-        return Stats { sum: data[lo], count: 1 };
+        return Stats {
+            sum: data[lo],
+            count: 1,
+        };
     }
     let mid = (lo + hi) / 2;
     let mut halves = (Stats::default(), Stats::default());
