@@ -3,18 +3,20 @@
 //! GTaP: "Do not use the assigned result before the corresponding taskwait completes." The walk
 //! reports, in source order, every mention of a pending destination's root variable between
 //! its spawn and the next `taskwait!` (identifiers inside other macros' arguments and in
-//! format strings count). A `let` that rebinds the name ends the tracking. Two spawns writing
+//! format strings count). Mentions are resolved through the scopes: a `let`, closure parameter
+//! or pattern that shadows the name refers to another variable, so the tracking ends there
+//! (for as long as the shadowing binding is in scope). Two spawns writing
 //! the same (or an overlapping) non-indexed place before a wait are reported too.
-
-use proc_macro2::Span;
-use syn::Ident;
 
 use crate::diagnostics::{Diagnostics, with_help};
 use crate::names::snippet;
 use crate::validate::place::Place;
+use crate::validate::scope::BindingId;
+use proc_macro2::Span;
 
 /// A spawned child whose destination has not been joined yet.
 struct Pending {
+    root: BindingId,
     place: Place,
     text: String,
     reported: bool,
@@ -27,12 +29,18 @@ pub(crate) struct Order {
 }
 
 impl Order {
-    /// The variable `name` is mentioned at `span`.
-    pub(crate) fn mention(&mut self, name: &str, span: Span, diags: &mut Diagnostics) {
+    /// The variable `name`, bound as `binding`, is mentioned at `span`.
+    pub(crate) fn mention(
+        &mut self,
+        binding: BindingId,
+        name: &str,
+        span: Span,
+        diags: &mut Diagnostics,
+    ) {
         if let Some(p) = self
             .pending
             .iter_mut()
-            .find(|p| !p.reported && p.place.root == name)
+            .find(|p| !p.reported && p.root == binding)
         {
             p.reported = true;
             diags.at(
@@ -50,9 +58,19 @@ impl Order {
         }
     }
 
-    /// A child writing `place` (spelled `dst`) is spawned.
-    pub(crate) fn spawn(&mut self, place: Place, dst: &syn::Expr, diags: &mut Diagnostics) {
-        if let Some(earlier) = self.pending.iter().find(|p| p.place.overlaps(&place)) {
+    /// A child writing `place` (spelled `dst`, rooted at `root`) is spawned.
+    pub(crate) fn spawn(
+        &mut self,
+        root: BindingId,
+        place: Place,
+        dst: &syn::Expr,
+        diags: &mut Diagnostics,
+    ) {
+        if let Some(earlier) = self
+            .pending
+            .iter()
+            .find(|p| p.root == root && p.place.overlaps(&place))
+        {
             let text = snippet(dst);
             let message = if text == earlier.text {
                 format!(
@@ -76,6 +94,7 @@ impl Order {
             );
         }
         self.pending.push(Pending {
+            root,
             place,
             text: snippet(dst),
             reported: false,
@@ -85,10 +104,5 @@ impl Order {
     /// A `taskwait!`: every pending child is joined.
     pub(crate) fn wait(&mut self) {
         self.pending.clear();
-    }
-
-    /// A `let` rebinds `name`: later mentions are of the new variable.
-    pub(crate) fn rebind(&mut self, name: &Ident) {
-        self.pending.retain(|p| p.place.root != *name);
     }
 }

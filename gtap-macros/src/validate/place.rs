@@ -25,10 +25,10 @@ pub(crate) struct Place {
 }
 
 impl Place {
-    /// Whether two non-indexed places overlap (one is a prefix of the other).
+    /// Whether two non-indexed places with the same root variable overlap (one is a prefix of
+    /// the other).
     pub(crate) fn overlaps(&self, other: &Place) -> bool {
-        self.root == other.root
-            && !self.indexed
+        !self.indexed
             && !other.indexed
             && self.fields.iter().zip(&other.fields).all(|(a, b)| a == b)
     }

@@ -48,8 +48,19 @@ struct Level {
     kind: LevelKind,
     facts: Vec<StmtFacts>,
     index: usize,
-    bindings: Vec<Ident>,
+    bindings: Vec<Binding>,
 }
+
+/// A variable in scope, with an id unique in the body (shadowing creates a new one).
+struct Binding {
+    name: Ident,
+    id: BindingId,
+}
+
+/// Identifies one binding of a name, so that a mention can be told apart from a mention of a
+/// variable that shadows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BindingId(u32);
 
 /// A spawn into a top-level local or a parameter, waiting for any later `taskwait!`.
 struct Obligation {
@@ -61,6 +72,7 @@ struct Obligation {
 pub(crate) struct Scopes {
     levels: Vec<Level>,
     obligations: Vec<Obligation>,
+    next_id: u32,
 }
 
 /// Depth of the function body's block (the parameters are depth 0).
@@ -69,19 +81,20 @@ const BODY: usize = 1;
 impl Scopes {
     /// Scopes holding only the parameters.
     pub(crate) fn new(params: &[Pat]) -> Self {
-        let mut bindings = Vec::new();
-        for p in params {
-            bindings.extend(pattern_bindings(p));
-        }
-        Self {
+        let mut scopes = Self {
             levels: vec![Level {
                 kind: LevelKind::Params,
                 facts: Vec::new(),
                 index: 0,
-                bindings,
+                bindings: Vec::new(),
             }],
             obligations: Vec::new(),
+            next_id: 0,
+        };
+        for p in params {
+            scopes.bind(pattern_bindings(p));
         }
+        scopes
     }
 
     /// Opens a scope; `facts` describe its statements (empty for arms and closures).
@@ -90,8 +103,9 @@ impl Scopes {
             kind,
             facts,
             index: 0,
-            bindings,
+            bindings: Vec::new(),
         });
+        self.bind(bindings);
     }
 
     /// Closes the innermost scope.
@@ -108,9 +122,21 @@ impl Scopes {
 
     /// Declares bindings in the innermost scope.
     pub(crate) fn bind(&mut self, names: impl IntoIterator<Item = Ident>) {
-        if let Some(l) = self.levels.last_mut() {
-            l.bindings.extend(names);
+        let Some(level) = self.levels.last_mut() else {
+            return;
+        };
+        for name in names {
+            level.bindings.push(Binding {
+                name,
+                id: BindingId(self.next_id),
+            });
+            self.next_id += 1;
         }
+    }
+
+    /// The binding a mention of `name` here refers to, if it is a local or parameter.
+    pub(crate) fn resolve(&self, name: &str) -> Option<BindingId> {
+        self.lookup(name).map(|(_, id)| id)
     }
 
     /// How many scopes are open (1: only the parameters).
@@ -123,11 +149,15 @@ impl Scopes {
         self.levels.iter().any(|l| l.kind == LevelKind::Closure)
     }
 
-    /// The depth of the scope declaring `name`, if it is a local or parameter.
-    fn lookup(&self, name: &Ident) -> Option<usize> {
-        self.levels
-            .iter()
-            .rposition(|l| l.bindings.iter().any(|b| b == name))
+    /// The depth of the scope declaring `name`, and the binding, if it is a local or parameter.
+    fn lookup(&self, name: &str) -> Option<(usize, BindingId)> {
+        self.levels.iter().enumerate().rev().find_map(|(depth, l)| {
+            l.bindings
+                .iter()
+                .rev()
+                .find(|b| b.name == name)
+                .map(|b| (depth, b.id))
+        })
     }
 
     /// A `taskwait!` was reached: every pending top-level obligation is met.
@@ -135,15 +165,16 @@ impl Scopes {
         self.obligations.clear();
     }
 
-    /// Checks a spawn into `place` made at the current position (rules 4 and 6).
+    /// Checks a spawn into `place` made at the current position (rules 4 and 6); returns the
+    /// destination's root binding if it is a local or parameter.
     pub(crate) fn spawn(
         &mut self,
         function: &str,
         place: &Place,
         dst: &syn::Expr,
         diags: &mut Diagnostics,
-    ) {
-        let Some(depth) = self.lookup(&place.root) else {
+    ) -> Option<BindingId> {
+        let Some((depth, id)) = self.lookup(&place.root.to_string()) else {
             diags.spanned(
                 &place.root,
                 with_help(
@@ -156,7 +187,7 @@ impl Scopes {
                      `gtap::taskwait!()`",
                 ),
             );
-            return;
+            return None;
         };
         if !place.indexed {
             self.check_loop(depth, dst, diags);
@@ -169,6 +200,7 @@ impl Scopes {
         } else {
             self.check_nested(depth, place, dst, diags);
         }
+        Some(id)
     }
 
     /// Reports the spawns into top-level locals or parameters that no wait followed.

@@ -161,9 +161,10 @@ impl Walker<'_, '_> {
         for arg in &mut spawn.call.args {
             self.visit_expr_mut(arg);
         }
-        if let (Some(place), Some(dst)) = (place, &spawn.dst) {
-            self.scopes.spawn(&self.function, &place, dst, self.diags);
-            self.order.spawn(place, dst, self.diags);
+        if let (Some(place), Some(dst)) = (place, &spawn.dst)
+            && let Some(root) = self.scopes.spawn(&self.function, &place, dst, self.diags)
+        {
+            self.order.spawn(root, place, dst, self.diags);
         }
         Some(lower::spawn(&self.site(mac), &spawn))
     }
@@ -246,8 +247,15 @@ impl Walker<'_, '_> {
     pub(super) fn foreign_macro(&mut self, mac: &Macro) {
         if self.tracks_reads() {
             for (name, span) in super::mentions::variables(mac.tokens.clone()) {
-                self.order.mention(&name, span, self.diags);
+                self.mention(&name, span);
             }
+        }
+    }
+
+    /// A variable may be read here (rule 5).
+    pub(super) fn mention(&mut self, name: &str, span: proc_macro2::Span) {
+        if let Some(binding) = self.scopes.resolve(name) {
+            self.order.mention(binding, name, span, self.diags);
         }
     }
 

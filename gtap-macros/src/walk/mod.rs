@@ -190,11 +190,7 @@ impl VisitMut for Walker<'_, '_> {
                         self.visit_expr_mut(diverge);
                     }
                 }
-                let names = pattern_bindings(&local.pat);
-                for name in &names {
-                    self.order.rebind(name);
-                }
-                self.scopes.bind(names);
+                self.scopes.bind(pattern_bindings(&local.pat));
             }
             Stmt::Macro(m) => self.foreign_macro(&m.mac),
             Stmt::Item(item) => self.visit_item_mut(item),
@@ -230,8 +226,7 @@ impl VisitMut for Walker<'_, '_> {
             }
             Expr::Path(p) if self.tracks_reads() && p.qself.is_none() => {
                 if let Some(ident) = p.path.get_ident() {
-                    self.order
-                        .mention(&ident.to_string(), ident.span(), self.diags);
+                    self.mention(&ident.to_string(), ident.span());
                 }
             }
             _ => {}

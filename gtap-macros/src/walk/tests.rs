@@ -205,6 +205,29 @@ fn mentions_in_closures_and_macros() {
 }
 
 #[test]
+fn shadowing_bindings_are_other_variables() {
+    let (_, errors) = lowered(quote! {
+        let mut a = 0;
+        gtap::task!(a = f(1));
+        let g = |a: u64| a + 1;
+        let k = match n { a => a };
+        gtap::taskwait!();
+        g(a) + k
+    });
+    assert_eq!(errors, None);
+    // A `let` in an inner block shadows only inside it.
+    let (_, errors) = lowered(quote! {
+        let mut a = 0;
+        gtap::task!(a = f(1));
+        { let a = 2; let _ = a; }
+        let early = a;
+        gtap::taskwait!();
+        early
+    });
+    assert!(errors.unwrap().contains("`a` is used before"));
+}
+
+#[test]
 fn top_level_destination_needs_some_later_wait() {
     let (_, errors) = lowered(quote! {
         let mut a = 0;
