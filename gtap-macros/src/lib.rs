@@ -153,8 +153,9 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// On the GPU the kernel is a PTX entry of the same name: every thread of the grid runs the
 /// body, becomes a scheduler worker at `entry!`, and thread 0 stores the body's value for the
-/// host. On the host the name is a type implementing `Kernel`, which `gtap-host` launches on
-/// the GPU or runs on the CPU executor.
+/// host. On the host the name is a unit struct implementing `Kernel`, which `gtap-host`
+/// launches on the GPU or runs on the CPU executor. Being a unit struct, the name is also a
+/// value in its module: a pattern binding of the same name there would match that value.
 ///
 /// Requirements: exactly one `entry!`, at the top level of the body (a statement, the tail
 /// expression, a top-level `let r = entry!(..)` or `entry!(r = ..)`), never inside an `if`,

@@ -22,13 +22,18 @@ pub(crate) struct Origin {
 
 impl Origin {
     /// The origin of the token at `span`, inside a running proc macro.
+    ///
+    /// rustc answers the location queries; a proc-macro server that does not implement them
+    /// (an IDE's) gets a placeholder location instead of a failed expansion.
     pub(crate) fn of(span: Span) -> Self {
         let span = span.unwrap();
+        let location = std::panic::catch_unwind(|| (span.file(), span.line(), span.column()));
+        let (file, line, column) = location.unwrap_or_default();
         Self {
             crate_name: std::env::var("CARGO_CRATE_NAME").unwrap_or_else(|_| "crate".into()),
-            file: span.file(),
-            line: span.line(),
-            column: span.column(),
+            file,
+            line,
+            column,
         }
     }
 }
