@@ -52,11 +52,8 @@ impl Walker<'_, '_> {
             None
         } else {
             match (self.body.kind, which) {
-                (FnKind::Task, GtapMacro::Entry) => {
-                    self.wrong_function(mac, which);
-                    None
-                }
-                (FnKind::Kernel, GtapMacro::Task | GtapMacro::Wait) => {
+                (FnKind::Task, GtapMacro::Entry)
+                | (FnKind::Kernel, GtapMacro::Task | GtapMacro::Wait) => {
                     self.wrong_function(mac, which);
                     None
                 }
