@@ -589,7 +589,7 @@ fn link_in(args: &LinkArgs, tools: &LlvmTools, work: &Path) -> Result<LinkReport
     if let Some(cpu) = &args.target_cpu {
         a.push(format!("-mcpu={cpu}").into());
     }
-    if let Some(f) = &args.target_feature {
+    if let Some(f) = ptx_features(args.target_cpu.as_deref(), args.target_feature.as_deref()) {
         a.push(format!("-mattr={f}").into());
     }
     a.extend([
@@ -606,9 +606,36 @@ fn link_in(args: &LinkArgs, tools: &LlvmTools, work: &Path) -> Result<LinkReport
     })
 }
 
+/// The `-mattr` features for `llc`: the caller's, plus the lowest PTX ISA version that has every
+/// instruction the runtime uses (`nanosleep` needs PTX 6.3; LLVM would pick 6.0 for `sm_70` and
+/// 6.1 for `sm_72`). A PTX version the caller chose is kept.
+fn ptx_features(cpu: Option<&str>, features: Option<&str>) -> Option<String> {
+    let needs_ptx63 = matches!(cpu, Some("sm_70" | "sm_72"));
+    let has_ptx = features.is_some_and(|f| f.contains("ptx"));
+    match (features, needs_ptx63 && !has_ptx) {
+        (Some(f), true) => Some(format!("{f},+ptx63")),
+        (None, true) => Some("+ptx63".into()),
+        (f, false) => f.map(str::to_string),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ptx_version_is_raised_where_llvm_picks_one_too_old() {
+        assert_eq!(ptx_features(Some("sm_70"), None).as_deref(), Some("+ptx63"));
+        assert_eq!(
+            ptx_features(Some("sm_72"), Some("+foo")).as_deref(),
+            Some("+foo,+ptx63")
+        );
+        assert_eq!(
+            ptx_features(Some("sm_70"), Some("+ptx78")).as_deref(),
+            Some("+ptx78")
+        );
+        assert_eq!(ptx_features(Some("sm_90"), None), None);
+    }
 
     fn os(v: &[&str]) -> Vec<OsString> {
         v.iter().map(OsString::from).collect()
