@@ -48,6 +48,8 @@ pub struct LaneView {
     pub(crate) ctx: *mut LaneCtx,
     pub(crate) shared: *const WarpShared,
     pub(crate) rt: *const Runtime,
+    /// The lane's global warp index (its pool and queues).
+    pub(crate) warp: u32,
 }
 
 impl LaneView {

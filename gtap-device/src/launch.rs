@@ -28,6 +28,8 @@ pub struct Runtime {
     pub(crate) slots_per_warp: u32,
     pub(crate) num_queues: u32,
     pub(crate) queue_capacity: u32,
+    pub(crate) ring_mask: u32,
+    pub(crate) id_shift: u32,
     pub(crate) slot_bytes: u32,
     pub(crate) options: u32,
     pub(crate) seed: u32,
@@ -36,6 +38,10 @@ pub struct Runtime {
 impl Runtime {
     /// Resolves the launch parameters.
     pub fn new(p: &LaunchParams) -> Self {
+        debug_assert!(
+            p.base.is_multiple_of(crate::layout::REGION_ALIGN as u64),
+            "misaligned runtime region"
+        );
         let l = &p.layout;
         let g = &l.geometry;
         let at = |off: u64| (p.base + off) as *mut u8;
@@ -55,6 +61,8 @@ impl Runtime {
             slots_per_warp: g.slots_per_warp,
             num_queues: g.num_queues,
             queue_capacity: g.queue_capacity(),
+            ring_mask: g.ring_entries() - 1,
+            id_shift: g.id_shift(),
             slot_bytes: g.slot_bytes,
             options: p.options,
             seed: p.seed,
@@ -71,8 +79,23 @@ impl Runtime {
     /// Header of task `id`'s record.
     #[inline(always)]
     pub(crate) fn header(&self, id: u32) -> *mut Header {
-        // SAFETY: ids are below warps * slots_per_warp, so the slot lies inside the region.
-        unsafe { self.slots.add(id as usize * self.slot_bytes as usize) as *mut Header }
+        let index = id & ((1 << self.id_shift) - 1);
+        let slot = self.owner(id) as usize * self.slots_per_warp as usize + index as usize;
+        // SAFETY: a task id names slot `index < slots_per_warp` of warp `w < warps`, inside the
+        // slot region.
+        unsafe { self.slots.add(slot * self.slot_bytes as usize) as *mut Header }
+    }
+
+    /// The task id of slot `index` of warp `w`.
+    #[inline(always)]
+    pub(crate) fn task_id(&self, w: u32, index: u32) -> u32 {
+        (w << self.id_shift) | index
+    }
+
+    /// The warp whose pool task `id` belongs to.
+    #[inline(always)]
+    pub(crate) fn owner(&self, id: u32) -> u32 {
+        id >> self.id_shift
     }
 
     /// Metadata of queue `q` of warp `w`.
@@ -88,7 +111,7 @@ impl Runtime {
         // SAFETY: w < warps and q < num_queues index inside the ring region.
         unsafe {
             self.rings
-                .add(((w * self.num_queues + q) * self.queue_capacity) as usize)
+                .add(((w * self.num_queues + q) * (self.ring_mask + 1)) as usize)
         }
     }
 
@@ -99,11 +122,12 @@ impl Runtime {
         unsafe { &*self.pool_meta.add(w as usize) }
     }
 
-    /// Cell `i` of warp `w`'s free-id ring.
+    /// The cell of warp `w`'s free-id ring for position `p` (`2^id_shift` cells, so a mask).
     #[inline(always)]
-    pub(crate) fn pool_cell(&self, w: u32, i: u32) -> &PoolCell {
-        // SAFETY: w < warps and i < slots_per_warp index inside the zeroed cell region.
-        unsafe { &*self.pool_cells.add((w * self.slots_per_warp + i) as usize) }
+    pub(crate) fn pool_cell(&self, w: u32, p: u32) -> &PoolCell {
+        let cell = self.task_id(w, p & ((1 << self.id_shift) - 1));
+        // SAFETY: w < warps and the masked position index inside the zeroed cell region.
+        unsafe { &*self.pool_cells.add(cell as usize) }
     }
 
     /// Statistics of warp `w`.

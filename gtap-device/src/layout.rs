@@ -13,6 +13,15 @@ use crate::record::HEADER_BYTES;
 use crate::scheduler::{Control, MAX_QUEUES};
 use crate::stats::WarpStats;
 
+/// Alignment of the runtime's region (every region inside it starts on such a boundary; queue
+/// and pool metadata are padded to it to keep warps off each other's cache lines).
+pub const REGION_ALIGN: usize = 128;
+
+/// One [`REGION_ALIGN`]-aligned line, to allocate a region in host memory.
+#[repr(C, align(128))]
+#[derive(Clone, Copy)]
+pub struct Line(pub [u8; REGION_ALIGN]);
+
 /// Bytes reserved for the root task's result.
 pub const ROOT_RESULT_BYTES: usize = 256;
 
@@ -61,6 +70,18 @@ impl Geometry {
         self.slots_per_warp / self.num_queues
     }
 
+    /// Task ids are `warp << id_shift | index`: `2^id_shift` is the smallest power of two that
+    /// holds `slots_per_warp`, so owner and index come out with a shift and a mask.
+    pub const fn id_shift(&self) -> u32 {
+        self.slots_per_warp.next_power_of_two().trailing_zeros()
+    }
+
+    /// Entries of each ring queue in memory: the capacity rounded up to a power of two, so a
+    /// position maps to its entry with a mask.
+    pub const fn ring_entries(&self) -> u32 {
+        self.queue_capacity().next_power_of_two()
+    }
+
     /// Bytes available for a task's future in one slot.
     pub const fn payload_bytes(&self) -> u32 {
         self.slot_bytes - HEADER_BYTES as u32
@@ -87,9 +108,9 @@ impl Geometry {
         if !self.slot_bytes.is_multiple_of(16) || self.slot_bytes as usize <= HEADER_BYTES {
             return Err(GeometryError::BadSlotBytes);
         }
-        let ids =
-            (self.blocks as u64) * (self.warps_per_block as u64) * (self.slots_per_warp as u64);
-        if ids >= u32::MAX as u64 || ids * self.slot_bytes as u64 >= (1u64 << 46) {
+        let warps = (self.blocks as u64) * (self.warps_per_block as u64);
+        let slot_bytes = warps * self.slots_per_warp as u64 * self.slot_bytes as u64;
+        if (warps << self.id_shift()) >= u32::MAX as u64 || slot_bytes >= (1u64 << 46) {
             return Err(GeometryError::TooLarge);
         }
         Ok(())
@@ -108,11 +129,11 @@ pub struct Layout {
     pub root_result: u64,
     /// One [`QueueMeta`] per (warp, queue).
     pub queue_meta: u64,
-    /// Ring buffers of task ids, `queue_capacity` entries per (warp, queue).
+    /// Ring buffers of task ids, `ring_entries` entries per (warp, queue).
     pub rings: u64,
     /// One [`PoolMeta`] per warp.
     pub pool_meta: u64,
-    /// Free-id rings, `slots_per_warp` cells per warp.
+    /// Free-id rings, `2^id_shift` cells per warp.
     pub pool_cells: u64,
     /// One [`WarpStats`] per warp.
     pub stats: u64,
@@ -143,9 +164,10 @@ impl Layout {
         let root_result = region(ROOT_RESULT_BYTES as u64);
         let queue_meta = region(queues * core::mem::size_of::<QueueMeta>() as u64);
         let pool_meta = region(warps * core::mem::size_of::<PoolMeta>() as u64);
-        let pool_cells = region(slots * core::mem::size_of::<PoolCell>() as u64);
         let stats = region(warps * core::mem::size_of::<WarpStats>() as u64);
-        let rings = region(queues * geometry.queue_capacity() as u64 * 4);
+        let cells = warps << geometry.id_shift();
+        let pool_cells = region(cells * core::mem::size_of::<PoolCell>() as u64);
+        let rings = region(queues * geometry.ring_entries() as u64 * 4);
         let slots_at = region(slots * geometry.slot_bytes as u64);
         Ok(Self {
             geometry,
@@ -161,10 +183,18 @@ impl Layout {
         })
     }
 
-    /// The byte range that must be zeroed before every launch (control words, root result,
-    /// queue and pool metadata, statistics). Rings and slots need no reset.
+    /// The metadata that must be zeroed before every launch: control words, root result, queue
+    /// and pool metadata, statistics.
     pub fn reset_range(&self) -> core::ops::Range<u64> {
-        self.control..self.rings
+        self.control..self.pool_cells
+    }
+
+    /// The free-id cells, which must be zeroed before a launch as far as the previous launch
+    /// used them: cells `0..min(frees, 2^id_shift)` of each warp, where `frees` is the warp's
+    /// `PoolMeta::frees` after that launch (all of them, to be safe, when unknown).
+    /// Rings and slots need no reset.
+    pub fn cells_range(&self) -> core::ops::Range<u64> {
+        self.pool_cells..self.rings
     }
 
     /// Bytes of the task slots alone (the rest is queues, id rings and control words).
@@ -178,7 +208,7 @@ impl Layout {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct LaunchParams {
-    /// Device address of the runtime's region.
+    /// Device address of the runtime's region, aligned to [`REGION_ALIGN`].
     pub base: u64,
     /// Device address of the [`ErrorRecord`] (host memory mapped into the device on the GPU).
     pub error: u64,

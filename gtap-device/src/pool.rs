@@ -1,22 +1,26 @@
 //! Task-ID pools: each warp owns `slots_per_warp` task slots.
 //!
 //! A warp allocates ids only from its own pool; a finished task's id goes back to the pool of
-//! the warp that owns it (`id / slots_per_warp`), whichever warp ran the task. Because a warp's
+//! the warp that owns it, whichever warp ran the task. Because a warp's
 //! ids never migrate, "slots per warp" is an exact limit on the tasks a warp may have spawned
 //! and not yet seen finish, on the GPU and in the CPU executor alike.
 //!
 //! # Protocol
 //!
-//! * Allocation counter `allocs` is warp-local (shared memory); the first `slots_per_warp`
-//!   allocations hand out fresh ids `w * slots_per_warp + c`, so a zeroed pool needs no setup.
-//! * Freed ids go into a bounded multi-producer ring of `slots_per_warp` cells (Vyukov's
-//!   sequence-number scheme). Producer `p` (any warp, reserving `p` with one atomic add on
-//!   `frees`) waits until cell `p % n` reads `2 * (p / n)` (acquire), writes the id, then
-//!   stores `2 * (p / n) + 1` (release). The owner's allocation number `c >= n` consumes ring
-//!   position `r = c - n`: it waits for `2 * (r / n) + 1` (acquire), reads the id, and hands the
-//!   cell to the next round's producer with `2 * (r / n) + 2` (release).
-//! * At most `n` ids exist, so a producer never laps an unconsumed cell; a consumer whose
-//!   position no producer has reserved (`frees <= r`) has found the pool exhausted.
+//! * Task ids are `warp << id_shift | index` with `2^id_shift >= slots_per_warp`, so the owner
+//!   is a shift away. Freed ids go into a bounded multi-producer ring of `n = 2^id_shift`
+//!   cells (Vyukov's sequence-number scheme). Producer `p` (any warp, reserving `p` with one
+//!   atomic add on `frees`) waits until cell `p % n` reads `2 * (p / n)` (acquire), writes the
+//!   id, then stores `2 * (p / n) + 1` (release). The owner consumes ring position `t` (counted
+//!   by the warp-local `taken`): it waits for `2 * (t / n) + 1` (acquire), reads the id, and
+//!   hands the cell to the next round's producer with `2 * (t / n) + 2` (release).
+//! * Allocation prefers a recycled id: while `taken < frees` a lane claims position `taken` by
+//!   compare-and-swap on the warp-local counter, so the slots in circulation stay few and hot in
+//!   cache. Only when the ring is empty does it take a fresh id `w << id_shift | fresh`
+//!   (the warp-local `fresh` counter), so a zeroed pool needs no setup.
+//! * At most `slots_per_warp <= n` ids exist, so a producer never laps an unconsumed cell. Once every fresh id is
+//!   out, an allocation claims the next ring position and waits for a producer; if none has
+//!   reserved it (`frees <= t`) for a long while, the pool is exhausted.
 
 use core::sync::atomic::Ordering;
 
@@ -24,12 +28,13 @@ use crate::arch::{self, AtomicU32};
 use crate::launch::Runtime;
 use crate::scheduler::WarpShared;
 
-/// Per-warp pool metadata in device memory.
-#[repr(C)]
+/// Per-warp pool metadata in device memory, alone in its 128-byte line: every warp that
+/// finishes one of this warp's tasks updates it, and sharing a line with another warp's
+/// counter would make both contend.
+#[repr(C, align(128))]
 pub struct PoolMeta {
     /// Ring positions reserved by producers (ids freed so far).
     pub(crate) frees: AtomicU32,
-    _pad: [u32; 3],
 }
 
 /// One cell of a warp's free-id ring.
@@ -46,40 +51,60 @@ const PATIENCE: u32 = 1 << 16;
 /// Allocates a task id from the calling lane's warp. `None` means the pool is exhausted.
 #[inline]
 pub(crate) fn alloc(rt: &Runtime, shared: &WarpShared, warp: u32) -> Option<u32> {
-    let n = rt.slots_per_warp;
-    let c = shared.allocs.fetch_add(1);
-    if c < n {
-        return Some(warp * n + c);
-    }
-    let r = c - n;
-    let cell = rt.pool_cell(warp, r % n);
-    let ready = 2 * (r / n) + 1;
-    let mut waited = 0u32;
+    // A recycled id, while the ring has one. Counts stay below 2^32 within a launch.
     loop {
-        if cell.seq.load(Ordering::Acquire) == ready {
-            let id = cell.id.load(Ordering::Relaxed);
-            cell.seq.store(ready + 1, Ordering::Release);
-            return Some(id);
-        }
-        let freed = rt.pool_meta(warp).frees.load(Ordering::Relaxed);
-        if freed <= r {
-            waited += 1;
-            if waited > PATIENCE {
-                return None;
+        let t = shared.taken.load();
+        let mut seen = shared.frees_seen.load();
+        if t >= seen {
+            seen = rt.pool_meta(warp).frees.load(Ordering::Relaxed);
+            // Lanes may store these out of order; a stale value only costs another reload.
+            shared.frees_seen.store(seen);
+            if t >= seen {
+                break;
             }
+        }
+        if shared.taken.compare_exchange(t, t + 1) {
+            return Some(take(rt, warp, t));
+        }
+    }
+    let c = shared.fresh.fetch_add(1);
+    if c < rt.slots_per_warp {
+        return Some(rt.task_id(warp, c));
+    }
+    // Every id is out: wait for one to come back.
+    let t = shared.taken.fetch_add(1);
+    let mut waited = 0u32;
+    while rt.pool_meta(warp).frees.load(Ordering::Relaxed) <= t {
+        waited += 1;
+        if waited > PATIENCE {
+            return None;
         }
         arch::backoff(32);
     }
+    Some(take(rt, warp, t))
+}
+
+/// Consumes ring position `t`, which a producer has reserved.
+#[inline]
+fn take(rt: &Runtime, warp: u32, t: u32) -> u32 {
+    let cell = rt.pool_cell(warp, t);
+    let ready = 2 * (t >> rt.id_shift) + 1;
+    while cell.seq.load(Ordering::Acquire) != ready {
+        // The producer reserved the position and is about to fill it.
+        arch::backoff(32);
+    }
+    let id = cell.id.load(Ordering::Relaxed);
+    cell.seq.store(ready + 1, Ordering::Release);
+    id
 }
 
 /// Returns task `id` to its owner's pool. Callable from any warp.
 #[inline]
 pub(crate) fn free(rt: &Runtime, id: u32) {
-    let n = rt.slots_per_warp;
-    let owner = id / n;
+    let owner = rt.owner(id);
     let p = rt.pool_meta(owner).frees.fetch_add(1, Ordering::Relaxed);
-    let cell = rt.pool_cell(owner, p % n);
-    let empty = 2 * (p / n);
+    let cell = rt.pool_cell(owner, p);
+    let empty = 2 * (p >> rt.id_shift);
     while cell.seq.load(Ordering::Acquire) != empty {
         // The consumer of this cell's previous round took its position but has not read it yet.
         arch::backoff(32);
@@ -88,11 +113,18 @@ pub(crate) fn free(rt: &Runtime, id: u32) {
     cell.seq.store(empty + 1, Ordering::Release);
 }
 
+/// Ids warp `warp` has handed out (fresh or recycled).
+#[inline]
+pub(crate) fn allocated(rt: &Runtime, shared: &WarpShared) -> u32 {
+    shared
+        .fresh
+        .load()
+        .min(rt.slots_per_warp)
+        .wrapping_add(shared.taken.load())
+}
+
 /// Tasks of warp `w` allocated and not yet freed (exact when the warp is quiescent).
 #[inline]
 pub(crate) fn live(rt: &Runtime, shared: &WarpShared, warp: u32) -> u32 {
-    shared
-        .allocs
-        .load()
-        .wrapping_sub(rt.pool_meta(warp).frees.load(Ordering::Relaxed))
+    allocated(rt, shared).wrapping_sub(rt.pool_meta(warp).frees.load(Ordering::Relaxed))
 }

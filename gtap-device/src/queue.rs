@@ -3,8 +3,8 @@
 //!
 //! # Protocol
 //!
-//! Each warp owns `num_queues` rings of `queue_capacity` ids. Positions are free-running `u32`
-//! counters; slot = position % capacity.
+//! Each warp owns `num_queues` rings holding up to `queue_capacity` ids each (in a power-of-two
+//! number of entries). Positions are free-running `u32` counters; entry = position & mask.
 //!
 //! * **Only the owner writes a ring.** During a step its lanes *stage* ids (new children, or
 //!   parents whose last child just finished) at `tail` (a warp-local counter). Staged ids are
@@ -26,14 +26,15 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::arch::{self, AtomicU32, WARP_SIZE};
+use crate::arch::{AtomicU32, WARP_SIZE};
 use crate::error::{ErrorCode, Failure, raise};
 use crate::lane::{LaneView, WROTE};
 use crate::launch::Runtime;
 use crate::scheduler::WarpShared;
 
-/// Metadata of one ring queue in device memory.
-#[repr(C)]
+/// Metadata of one ring queue in device memory, alone in its 128-byte line so that the owner
+/// and thieves of one queue do not contend with those of its neighbours.
+#[repr(C, align(128))]
 pub struct QueueMeta {
     /// Published ids not yet claimed.
     pub(crate) count: AtomicU32,
@@ -41,7 +42,6 @@ pub struct QueueMeta {
     pub(crate) head: AtomicU32,
     /// Thieves' lock: 0 free, 1 held.
     pub(crate) lock: AtomicU32,
-    _pad: u32,
 }
 
 /// Victims a thief tries per idle step.
@@ -50,7 +50,7 @@ const STEAL_TRIES: u32 = 4;
 #[inline(always)]
 fn slot(rt: &Runtime, warp: u32, q: u32, pos: u32) -> *mut u32 {
     // SAFETY: `pos % capacity` lies inside the ring of (warp, q).
-    unsafe { rt.ring(warp, q).add((pos % rt.queue_capacity) as usize) }
+    unsafe { rt.ring(warp, q).add((pos & rt.ring_mask) as usize) }
 }
 
 /// Reads the id at ring position `pos` of queue `q` of warp `warp`.
@@ -66,7 +66,7 @@ pub(crate) fn read(rt: &Runtime, warp: u32, q: u32, pos: u32) -> u32 {
 pub(crate) fn stage(lane: &LaneView, task: u32, q: u32) {
     let rt = lane.rt();
     let shared = lane.shared();
-    let me = arch::warp_index();
+    let me = lane.warp;
     let pos = shared.tails[q as usize].fetch_add(1);
     let cap = rt.queue_capacity;
     if pos.wrapping_sub(shared.heads[q as usize].load()) >= cap {
@@ -154,7 +154,8 @@ pub(crate) fn try_steal(rt: &Runtime, me: u32, rng: &mut u64) -> Option<[u32; 4]
         return None;
     }
     for _ in 0..STEAL_TRIES {
-        let v = (next(rng) % (rt.warps as u64 - 1)) as u32;
+        // A random index below warps - 1 by multiply-shift (no division).
+        let v = ((next(rng) as u32 as u64 * (rt.warps as u64 - 1)) >> 32) as u32;
         let victim = if v >= me { v + 1 } else { v };
         let (q, c) = pick(rt, victim, rng);
         if c == 0 {

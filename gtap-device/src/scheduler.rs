@@ -80,8 +80,12 @@ pub struct WarpShared {
     pub(crate) staged: [LocalU32; MAX_QUEUES],
     /// Last thief head seen per queue (a lower bound; refreshed when a ring looks full).
     pub(crate) heads: [LocalU32; MAX_QUEUES],
-    /// Task ids allocated from this warp's pool.
-    pub(crate) allocs: LocalU32,
+    /// Fresh task ids handed out from this warp's pool.
+    pub(crate) fresh: LocalU32,
+    /// Positions of this warp's free-id ring consumed.
+    pub(crate) taken: LocalU32,
+    /// Last value of the ring's `frees` count read (a lower bound).
+    pub(crate) frees_seen: LocalU32,
     /// One bit per lane that has not retired after a panic (GPU only: the CPU unwinds).
     #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
     pub(crate) live: LocalU32,
@@ -94,7 +98,9 @@ impl WarpShared {
             tails: [const { LocalU32::new(0) }; MAX_QUEUES],
             staged: [const { LocalU32::new(0) }; MAX_QUEUES],
             heads: [const { LocalU32::new(0) }; MAX_QUEUES],
-            allocs: LocalU32::new(0),
+            fresh: LocalU32::new(0),
+            taken: LocalU32::new(0),
+            frees_seen: LocalU32::new(0),
             live: LocalU32::new(u32::MAX),
         }
     }
@@ -278,7 +284,7 @@ impl<'w> Worker<'w> {
     pub fn finish(&self) {
         let rt = self.warp.runtime();
         let mut stats = self.stats;
-        stats.spawned = self.warp.shared().allocs.load() as u64;
+        stats.spawned = pool::allocated(self.warp.runtime(), self.warp.shared()) as u64;
         let me = self.me;
         self.warp.leader(|| {
             // SAFETY: each warp writes only its own statistics slot, once, at the end.

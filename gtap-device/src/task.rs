@@ -160,7 +160,7 @@ where
         raise(f);
         return;
     }
-    let me = arch::warp_index();
+    let me = lane.warp;
     let Some(id) = pool::alloc(rt, lane.shared(), me) else {
         raise(Failure::at(
             ErrorCode::PoolExhausted,

@@ -6,6 +6,7 @@ use core::future::Future;
 use gtap_device::__private::{Site, Suspend, TaskFunction, TaskInfo, entry, prepare_wait, spawn};
 use gtap_device::cpu::{Aborted, Driver, Mode};
 use gtap_device::error::ErrorRecord;
+use gtap_device::layout::Line;
 use gtap_device::{Geometry, LaunchParams, Layout};
 
 struct Fib;
@@ -51,7 +52,7 @@ fn fib_seq(n: u32) -> u64 {
 
 fn run(mode: Mode, geometry: Geometry, n: u32) -> Result<u64, Box<ErrorRecord>> {
     let layout = Layout::new(geometry).unwrap();
-    let mut mem = vec![0u128; (layout.bytes as usize).div_ceil(16)];
+    let mut mem = vec![Line([0; 128]); (layout.bytes as usize).div_ceil(128)];
     let mut error = ErrorRecord::EMPTY;
     let driver = Driver { mode };
     let launch = LaunchParams {

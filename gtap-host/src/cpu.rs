@@ -7,7 +7,8 @@ use std::time::Instant;
 use gtap_device::Kernel;
 use gtap_device::cpu::{Aborted, Driver, Mode};
 use gtap_device::error::ErrorRecord;
-use gtap_device::layout::{LaunchParams, Layout, OPT_RANDOM_QUEUE};
+use gtap_device::layout::{LaunchParams, Layout, Line, OPT_RANDOM_QUEUE};
+use gtap_device::pool::{PoolCell, PoolMeta};
 use gtap_device::stats::WarpStats;
 
 use crate::config::{Config, Limits};
@@ -38,7 +39,7 @@ const DEFAULT_BUDGET_CAP: u64 = 256 << 20;
 const MAX_WARPS: u32 = 1024;
 
 pub(crate) struct Cpu {
-    mem: Vec<u128>,
+    mem: Vec<Line>,
     error: Box<ErrorRecord>,
     driver: Box<Driver>,
     layout: Layout,
@@ -72,7 +73,7 @@ impl Cpu {
                 CpuMode::Deterministic { seed } => Mode::Deterministic { seed },
             },
         });
-        let mem = vec![0u128; (layout.bytes as usize).div_ceil(16)];
+        let mem = vec![Line([0; 128]); (layout.bytes as usize).div_ceil(128)];
         Ok(Self {
             mem,
             error: Box::new(ErrorRecord::EMPTY),
@@ -96,9 +97,12 @@ impl Cpu {
     }
 
     fn bytes(&mut self) -> &mut [u8] {
-        // SAFETY: viewing initialised `u128`s as bytes.
+        // SAFETY: viewing initialised lines of bytes as bytes.
         unsafe {
-            std::slice::from_raw_parts_mut(self.mem.as_mut_ptr() as *mut u8, self.mem.len() * 16)
+            std::slice::from_raw_parts_mut(
+                self.mem.as_mut_ptr() as *mut u8,
+                std::mem::size_of_val(&self.mem[..]),
+            )
         }
     }
 
@@ -108,10 +112,26 @@ impl Cpu {
         Ok(())
     }
 
+    /// Zeroes the metadata and the free-id cells the last launch used (`frees` per warp); the
+    /// cells are most of the state and a launch rarely touches them all.
+    fn clear_state(&mut self) {
+        let (layout, m) = (self.layout, 1usize << self.layout.geometry.id_shift());
+        let bytes = self.bytes();
+        for w in 0..layout.geometry.warps() as usize {
+            let meta = layout.pool_meta as usize + w * std::mem::size_of::<PoolMeta>();
+            let frees =
+                u32::from_ne_bytes(bytes[meta..meta + 4].try_into().expect("4 bytes")) as usize;
+            let cell = std::mem::size_of::<PoolCell>();
+            let first = layout.pool_cells as usize + w * m * cell;
+            bytes[first..first + frees.min(m) * cell].fill(0);
+        }
+        let reset = layout.reset_range();
+        bytes[reset.start as usize..reset.end as usize].fill(0);
+    }
+
     pub(crate) fn launch<K: Kernel>(&mut self, args: K::Args) -> Result<Launch<K::Output>> {
         let wall = Instant::now();
-        let reset = self.layout.reset_range();
-        self.bytes()[reset.start as usize..reset.end as usize].fill(0);
+        self.clear_state();
         *self.error = ErrorRecord::EMPTY;
         let (options, seed) = match self.mode {
             CpuMode::Parallel => (0, 0x5eed),

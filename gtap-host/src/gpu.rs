@@ -328,8 +328,9 @@ impl Gpu {
         self.ctx
             .bind_to_thread()
             .map_err(Error::driver("binding the context"))?;
-        let reset = self.layout.reset_range();
-        self.memset(reset.start, reset.end - reset.start)?;
+        for range in [self.layout.reset_range(), self.layout.cells_range()] {
+            self.memset(range.start, range.end - range.start)?;
+        }
         self.error.clear();
         self.launches += 1;
         let params = LaunchParams {

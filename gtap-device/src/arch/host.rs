@@ -84,6 +84,15 @@ impl LocalU32 {
         self.0.set(old & v);
         old
     }
+    /// Replaces `current` by `new` if the counter holds `current`; returns whether it did.
+    #[inline(always)]
+    pub fn compare_exchange(&self, current: u32, new: u32) -> bool {
+        let hit = self.0.get() == current;
+        if hit {
+            self.0.set(new);
+        }
+        hit
+    }
 }
 
 /// Acquire-release fence at GPU scope.
@@ -120,16 +129,25 @@ pub fn clock() -> u64 {
 /// One value per lane: on the CPU the warp holds all 32 of them.
 pub type Lanes<T> = [T; WARP_SIZE as usize];
 
-struct Current {
-    view: LaneView,
+/// Identity of the simulated lane polling a task: lane, global warp, block, warps per block.
+#[derive(Clone, Copy)]
+struct Ident {
     lane: u32,
     warp: u32,
     block: u32,
-    threads_per_block: u32,
+    warps_per_block: u32,
 }
 
+const NO_LANE: LaneView = LaneView {
+    ctx: core::ptr::null_mut(),
+    shared: core::ptr::null(),
+    rt: core::ptr::null(),
+    warp: 0,
+};
+
 std::thread_local! {
-    static CURRENT: Cell<Option<Current>> = const { Cell::new(None) };
+    static VIEW: Cell<LaneView> = const { Cell::new(NO_LANE) };
+    static IDENT: Cell<Option<Ident>> = const { Cell::new(None) };
     static PANIC_SITE: Cell<Option<(&'static str, u32)>> = const { Cell::new(None) };
 }
 
@@ -139,23 +157,16 @@ std::thread_local! {
 /// If called outside a task (the macros only call it from task bodies).
 #[inline(always)]
 pub fn current_lane() -> LaneView {
-    CURRENT.with(|c| {
-        let cur = c
-            .take()
-            .expect("gtap: task!/taskwait! reached outside a running task");
-        let view = cur.view;
-        c.set(Some(cur));
-        view
-    })
+    let view = VIEW.with(Cell::get);
+    assert!(
+        !view.ctx.is_null(),
+        "gtap: task!/taskwait! reached outside a running task"
+    );
+    view
 }
 
-fn with_ident<R>(f: impl FnOnce(&Current) -> R) -> Option<R> {
-    CURRENT.with(|c| {
-        let cur = c.take()?;
-        let r = f(&cur);
-        c.set(Some(cur));
-        Some(r)
-    })
+fn with_ident<R>(f: impl FnOnce(Ident) -> R) -> Option<R> {
+    IDENT.with(Cell::get).map(f)
 }
 
 /// Lane index (0..32) of the calling task's thread.
@@ -172,7 +183,7 @@ pub fn block_index() -> u32 {
 }
 /// Thread index within its block of the calling task's thread.
 pub fn thread_index() -> u32 {
-    with_ident(|c| (c.warp % (c.threads_per_block / WARP_SIZE)) * WARP_SIZE + c.lane).unwrap_or(0)
+    with_ident(|c| (c.warp % c.warps_per_block) * WARP_SIZE + c.lane).unwrap_or(0)
 }
 
 /// A simulated warp: 32 lane contexts and the warp's shared state, run by one OS thread.
@@ -231,31 +242,34 @@ impl Warp {
     #[inline]
     pub fn each<T: Copy, U: Copy>(&self, v: Lanes<T>, mut f: impl FnMut(u32, T) -> U) -> Lanes<U> {
         let mut out: [Option<U>; WARP_SIZE as usize] = [None; WARP_SIZE as usize];
-        let rt = self.runtime();
-        let (warps_per_block, threads_per_block) =
-            (rt.warps_per_block, rt.warps_per_block * WARP_SIZE);
+        let warps_per_block = self.runtime().warps_per_block;
+        let saved = (VIEW.with(Cell::get), IDENT.with(Cell::get));
         for &lane in self.order.get().iter() {
             let lane = lane as usize;
             // SAFETY: each lane context is only touched through its own view while `f` runs for
             // that lane; the pointer stays valid for the life of `self`.
             let ctx = unsafe { (*self.lanes.get()).as_mut_ptr().add(lane) };
-            let prev = CURRENT.with(|c| {
-                c.replace(Some(Current {
-                    view: LaneView {
-                        ctx,
-                        shared: &self.shared,
-                        rt: self.rt,
-                    },
+            VIEW.with(|c| {
+                c.set(LaneView {
+                    ctx,
+                    shared: &self.shared,
+                    rt: self.rt,
+                    warp: self.warp,
+                })
+            });
+            IDENT.with(|c| {
+                c.set(Some(Ident {
                     lane: lane as u32,
                     warp: self.warp,
                     block: self.warp / warps_per_block,
-                    threads_per_block,
+                    warps_per_block,
                 }))
             });
             out[lane] = Some(f(lane as u32, v[lane]));
-            CURRENT.with(|c| c.set(prev));
         }
-        out.map(|o| o.expect("every lane visited"))
+        VIEW.with(|c| c.set(saved.0));
+        IDENT.with(|c| c.set(saved.1));
+        out.map(|o| o.unwrap_or_else(|| unreachable!("every lane is visited")))
     }
 
     /// Runs `f` once for the warp; every lane gets its result.

@@ -160,6 +160,16 @@ impl LocalU32 {
         };
         old
     }
+    /// Replaces `current` by `new` if the counter holds `current`; returns whether it did.
+    #[inline(always)]
+    pub fn compare_exchange(&self, current: u32, new: u32) -> bool {
+        let old: u32;
+        // SAFETY: the counter lives in shared memory for the whole kernel.
+        unsafe {
+            asm!("atom.relaxed.cta.cas.b32 {o}, [{p}], {c}, {n};", o = out(reg32) old, p = in(reg64) self.0.get(), c = in(reg32) current, n = in(reg32) new)
+        };
+        old == current
+    }
 }
 
 /// Acquire-release fence at GPU scope.
@@ -278,6 +288,7 @@ pub fn current_lane() -> LaneView {
         ctx: lane_ctx(t),
         shared: warp_shared(t / WARP_SIZE),
         rt: block_runtime(),
+        warp: warp_index(),
     }
 }
 
