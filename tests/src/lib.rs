@@ -1,1 +1,159 @@
-//! Shared helpers of the integration tests.
+//! Device fixtures of the integration tests: kernels that misuse the runtime on purpose
+//! (device errors), and programs whose result depends on scheduling (caught by the
+//! deterministic CPU executor). The examples themselves live in `gtap-examples`.
+
+#![no_std]
+
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
+/// The PTX of these fixtures (or why there is none).
+#[cfg(not(target_arch = "nvptx64"))]
+pub static DEVICE_CODE: gtap::DeviceCode = gtap::device_code!();
+
+/// Spawns `fanout` children per level, `depth` levels deep, holding every task until its
+/// children finish: `fanout^depth` leaves, enough to exhaust a small pool.
+#[gtap::function]
+pub fn wide(depth: u32, fanout: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    let mut counts = [0u64; 8];
+    for i in 0..fanout.min(8) {
+        gtap::task!(counts[i as usize] = wide(depth - 1, fanout));
+    }
+    gtap::taskwait!();
+    counts.iter().sum()
+}
+
+/// Root of [`wide`].
+#[gtap::kernel]
+pub fn wide_kernel(depth: u32, fanout: u32) -> u64 {
+    gtap::entry!(wide(depth, fanout))
+}
+
+/// Spawns onto queue `queue`, which may be out of range.
+#[gtap::function]
+pub fn bad_queue(queue: u32) -> u32 {
+    let mut x = 0;
+    gtap::task!(queue(queue), x = leaf(7));
+    gtap::taskwait!();
+    x
+}
+
+/// A leaf task.
+#[gtap::function]
+pub fn leaf(v: u32) -> u32 {
+    v
+}
+
+/// Root of [`bad_queue`].
+#[gtap::kernel]
+pub fn bad_queue_kernel(queue: u32) -> u32 {
+    gtap::entry!(bad_queue(queue))
+}
+
+/// Divides by `d` in a task several levels down (panics when `d == 0`).
+#[gtap::function]
+pub fn divide(levels: u32, d: u32) -> u32 {
+    if levels == 0 {
+        return 100 / d;
+    }
+    let (mut a, mut b) = (0, 0);
+    gtap::task!(a = divide(levels - 1, d));
+    gtap::task!(b = divide(levels - 1, d));
+    gtap::taskwait!();
+    a + b
+}
+
+/// Root of [`divide`].
+#[gtap::kernel]
+pub fn divide_kernel(levels: u32, d: u32) -> u32 {
+    gtap::entry!(divide(levels, d))
+}
+
+/// A wrong program: remembers its lane before a wait and reports whether it resumed on the same
+/// lane. On a GPU the answer depends on scheduling; the deterministic executor varies it.
+#[gtap::function]
+pub fn same_lane(depth: u32) -> u64 {
+    let before = gtap::thread::lane();
+    let (mut a, mut b) = (0, 0);
+    if depth > 0 {
+        gtap::task!(a = same_lane(depth - 1));
+        gtap::task!(b = same_lane(depth - 1));
+    }
+    gtap::taskwait!();
+    a + b + (gtap::thread::lane() == before) as u64
+}
+
+/// Root of [`same_lane`].
+#[gtap::kernel]
+pub fn same_lane_kernel(depth: u32) -> u64 {
+    gtap::entry!(same_lane(depth))
+}
+
+/// A correct program with queue clauses and waits in every position Rust allows: `match`,
+/// loops, early returns and `?`.
+#[gtap::function]
+pub fn shapes(n: u32) -> Result<u64, u32> {
+    if n == 0 {
+        return Ok(1);
+    }
+    let queues = gtap::thread::num_queues();
+    let mut total = 0;
+    match n % 3 {
+        0 => {
+            let mut x = Ok(0);
+            gtap::task!(queue(n % queues), x = shapes(n - 1));
+            gtap::taskwait!(queue((n + 1) % queues));
+            total += x? + 1;
+        }
+        1 => {
+            let mut i = 0;
+            while i < 2 {
+                let mut x = Ok(0);
+                gtap::task!(x = shapes(n - 1));
+                gtap::taskwait!();
+                total += x?;
+                i += 1;
+            }
+        }
+        _ => {
+            let mut parts = [Ok(0), Ok(0)];
+            for k in 0..2u32 {
+                gtap::task!(queue(k % queues), parts[k as usize] = shapes(n - 1));
+            }
+            gtap::taskwait!();
+            for p in parts {
+                total += p?;
+            }
+        }
+    }
+    if n == 13 {
+        return Err(n);
+    }
+    Ok(total)
+}
+
+/// Sequential reference of [`shapes`].
+pub fn shapes_seq(n: u32) -> Result<u64, u32> {
+    if n == 0 {
+        return Ok(1);
+    }
+    let total = match n % 3 {
+        0 => shapes_seq(n - 1)? + 1,
+        1 => shapes_seq(n - 1)? * 2,
+        _ => shapes_seq(n - 1)? * 2,
+    };
+    if n == 13 { Err(n) } else { Ok(total) }
+}
+
+/// Root of [`shapes`]; returns the value or `u64::MAX - err`.
+#[gtap::kernel]
+pub fn shapes_kernel(n: u32) -> u64 {
+    let result = gtap::entry!(shapes(n));
+    match result {
+        Ok(v) => v,
+        Err(e) => u64::MAX - e as u64,
+    }
+}

@@ -57,13 +57,13 @@ fn bad_queue_kernel(n: u32) -> u64 {
 }
 
 fn main() {
-    assert_eq!(cpu::run::<bodies_kernel>((4,)), 2 * 5 + 12 + 101);
-    assert_eq!(cpu::run::<answer_kernel>(()), 43);
-    let error = cpu::run_error::<bad_queue_kernel>((9,));
-    assert_eq!(error.code, cpu::ErrorCode::InvalidQueue as u32);
+    assert_eq!(cpu::run(bodies_kernel, (4,)), 2 * 5 + 12 + 101);
+    assert_eq!(cpu::run(answer_kernel, ()), 43);
+    let error = cpu::run_error(bad_queue_kernel, (9,));
+    assert_eq!(error.kind, gtap_host::DeviceErrorKind::InvalidQueue);
     assert_eq!(error.line, 44);
-    assert_eq!(cpu::ErrorRecord::text(&error.task), "bad_queue");
-    assert!(cpu::ErrorRecord::text(&error.file).ends_with("attributes_and_bodies.rs"));
+    assert_eq!(error.task, "bad_queue");
+    assert!(error.file.ends_with("attributes_and_bodies.rs"));
 }
 
 #[gtap::function]

@@ -155,18 +155,18 @@ fn checked_root_kernel(n: u32) -> Result<u64, Error> {
 }
 
 fn main() {
-    assert_eq!(cpu::run::<tree_kernel>((12,)), 377);
+    assert_eq!(cpu::run(tree_kernel, (12,)), 377);
     for n in 0..7 {
         let b = if n == 0 {
             0
         } else {
             n as u64 + if n % 2 == 0 { 1 } else { 2 }
         };
-        assert_eq!(cpu::run::<branches_kernel>((n,)), b);
+        assert_eq!(cpu::run(branches_kernel, (n,)), b);
     }
     let n = 5u64;
-    assert_eq!(cpu::run::<loops_kernel>((5,)), 2 * n * (n - 1) / 2 + 6 + 14);
-    assert_eq!(cpu::run::<checked_kernel>((15,)), Ok(610));
-    assert_eq!(cpu::run::<checked_kernel>((31,)), Err(Error::TooDeep));
-    assert_eq!(cpu::run::<checked_root_kernel>((3,)), Err(Error::TooDeep));
+    assert_eq!(cpu::run(loops_kernel, (5,)), 2 * n * (n - 1) / 2 + 6 + 14);
+    assert_eq!(cpu::run(checked_kernel, (15,)), Ok(610));
+    assert_eq!(cpu::run(checked_kernel, (31,)), Err(Error::TooDeep));
+    assert_eq!(cpu::run(checked_root_kernel, (3,)), Err(Error::TooDeep));
 }

@@ -54,11 +54,11 @@ fn patterns(mut n: u32, k: u32) -> u64 {
 }
 
 fn main() {
-    assert_eq!(cpu::run::<expression>((4,)), 8);
-    assert_eq!(cpu::run::<statement>((4,)), 9);
-    assert_eq!(cpu::run::<initialiser>((4,)), 80);
-    assert_eq!(cpu::run::<assignment>((4,)), 10);
-    cpu::run::<no_result>((4,));
-    assert_eq!(cpu::run::<no_params>(()), 42);
-    assert_eq!(cpu::run::<patterns>((1, 2)), 6);
+    assert_eq!(cpu::run(expression, (4,)), 8);
+    assert_eq!(cpu::run(statement, (4,)), 9);
+    assert_eq!(cpu::run(initialiser, (4,)), 80);
+    assert_eq!(cpu::run(assignment, (4,)), 10);
+    cpu::run(no_result, (4,));
+    assert_eq!(cpu::run(no_params, ()), 42);
+    assert_eq!(cpu::run(patterns, (1, 2)), 6);
 }

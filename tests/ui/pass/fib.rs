@@ -23,5 +23,5 @@ pub fn fib_kernel(n: u32) -> u64 {
 }
 
 fn main() {
-    assert_eq!(cpu::run::<fib_kernel>((20,)), 6765);
+    assert_eq!(cpu::run(fib_kernel, (20,)), 6765);
 }

@@ -64,6 +64,6 @@ fn places_kernel(start: u64) -> u64 {
 }
 
 fn main() {
-    assert_eq!(cpu::run::<sum_kernel>((8,)), Stats { sum: 36, count: 8 });
-    assert_eq!(cpu::run::<places_kernel>((10,)), 11 + 8 + 1 + 2);
+    assert_eq!(cpu::run(sum_kernel, (8,)), Stats { sum: 36, count: 8 });
+    assert_eq!(cpu::run(places_kernel, (10,)), 11 + 8 + 1 + 2);
 }

@@ -47,8 +47,8 @@ fn fib_kernel(n: u32) -> u64 {
 }
 
 fn main() {
-    cpu::run::<count_kernel>((15,));
+    cpu::run(count_kernel, (15,));
     // Five runs (see `cpu::run`), each reaching fib(16) leaves.
     assert_eq!(LEAVES.load(Ordering::Relaxed), 5 * 987);
-    assert_eq!(cpu::run::<fib_kernel>((15,)), 610);
+    assert_eq!(cpu::run(fib_kernel, (15,)), 610);
 }

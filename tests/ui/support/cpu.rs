@@ -1,67 +1,37 @@
-// Runs kernels on the CPU executor the way the host launcher does: a region laid out for a
-// small grid, task slots sized from the records the task functions registered. Included by the
-// pass tests (`include!("../support/cpu.rs")`).
+// Runs kernels on gtap-host's CPU executor: under several seeds of the deterministic mode and on
+// OS threads, all of which must agree. Included by the pass tests
+// (`include!("../support/cpu.rs")`).
 
-#[allow(dead_code, unused_imports)]
+#[allow(dead_code)]
 mod cpu {
-    use gtap::__private::{Kernel, TASK_RECORDS};
-    use gtap_device::cpu::{Driver, Mode};
-    pub use gtap_device::error::{ErrorCode, ErrorRecord};
-    use gtap_device::{Geometry, LaunchParams, Layout};
+    use gtap::__private::Kernel;
+    use gtap_host::{Config, CpuMode, DeviceError, Error, Runtime};
 
-    /// Runs `K` under the deterministic executor with `seed`.
-    pub fn run_seeded<K: Kernel>(args: K::Args, seed: u64) -> K::Output {
-        run_with::<K>(args, Mode::Deterministic { seed })
+    fn runtime(mode: CpuMode) -> Runtime {
+        Runtime::cpu(mode, &Config::new().num_queues(2).max_tasks_per_warp(2048)).expect("CPU runtime")
     }
 
-    /// Runs `K` under several seeds and on OS threads; all runs must agree.
-    pub fn run<K: Kernel>(args: K::Args) -> K::Output
+    /// Runs `kernel` under several seeds and on OS threads; all runs must agree.
+    pub fn run<K: Kernel + Copy>(kernel: K, args: K::Args) -> K::Output
     where
         K::Output: PartialEq + core::fmt::Debug,
     {
-        let first = run_seeded::<K>(args, 0);
+        let first = runtime(CpuMode::Deterministic { seed: 0 }).launch(kernel, args).expect("launch").result;
         for seed in 1..4 {
-            assert_eq!(run_seeded::<K>(args, seed), first, "seed {seed}");
+            let got = runtime(CpuMode::Deterministic { seed }).launch(kernel, args).expect("launch").result;
+            assert_eq!(got, first, "seed {seed}");
         }
-        assert_eq!(run_with::<K>(args, Mode::Parallel), first, "parallel");
+        let got = runtime(CpuMode::Parallel).launch(kernel, args).expect("launch").result;
+        assert_eq!(got, first, "parallel");
         first
     }
 
-    /// Runs `K` expecting a device error, and returns its record.
-    pub fn run_error<K: Kernel>(args: K::Args) -> ErrorRecord {
-        let mut error = ErrorRecord::EMPTY;
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            launch::<K>(args, Mode::Deterministic { seed: 0 }, &mut error)
-        }));
-        assert!(result.is_err(), "the launch should have failed");
-        error
-    }
-
-    fn run_with<K: Kernel>(args: K::Args, mode: Mode) -> K::Output {
-        let mut error = ErrorRecord::EMPTY;
-        launch::<K>(args, mode, &mut error)
-    }
-
-    fn launch<K: Kernel>(args: K::Args, mode: Mode, error: &mut ErrorRecord) -> K::Output {
-        let largest = TASK_RECORDS.iter().map(|r| r.bytes).max().unwrap_or(16);
-        let geometry = Geometry {
-            blocks: 2,
-            warps_per_block: 2,
-            slots_per_warp: 2048,
-            num_queues: 2,
-            slot_bytes: largest.div_ceil(16) * 16,
-        };
-        let layout = Layout::new(geometry).expect("geometry");
-        let mut memory = vec![0u128; (layout.bytes as usize).div_ceil(16)];
-        let driver = Driver { mode };
-        let launch = LaunchParams {
-            base: memory.as_mut_ptr() as u64,
-            error: error as *mut ErrorRecord as u64,
-            layout,
-            options: 0,
-            seed: 7,
-            host: &raw const driver as u64,
-        };
-        K::run_cpu(&launch, args)
+    /// Runs `kernel` expecting a device error, and returns it.
+    pub fn run_error<K: Kernel + Copy>(kernel: K, args: K::Args) -> DeviceError {
+        match runtime(CpuMode::Deterministic { seed: 0 }).launch(kernel, args) {
+            Err(Error::Device(e)) => *e,
+            Err(e) => panic!("expected a device error, got {e}"),
+            Ok(_) => panic!("the launch should have failed"),
+        }
     }
 }

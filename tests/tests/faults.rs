@@ -1,0 +1,95 @@
+//! Device failures on the CPU executor behave as on the GPU: each is a typed error naming the
+//! task function, the source line and the limit, and the runtime stays usable afterwards.
+
+use gtap_host::{Config, CpuMode, DeviceErrorKind, Error, Runtime};
+use gtap_tests::{bad_queue_kernel, divide_kernel, wide_kernel};
+
+fn device_error(e: Error) -> gtap_host::DeviceError {
+    match e {
+        Error::Device(d) => *d,
+        other => panic!("expected a device error, got {other}"),
+    }
+}
+
+fn runtimes() -> Vec<Runtime> {
+    runtimes_with(Config::new().num_queues(2).max_tasks_per_warp(64))
+}
+
+fn runtimes_with(config: Config) -> Vec<Runtime> {
+    vec![
+        Runtime::cpu(CpuMode::Deterministic { seed: 3 }, &config).unwrap(),
+        Runtime::cpu(CpuMode::Parallel, &config).unwrap(),
+    ]
+}
+
+#[test]
+fn exhausted_pool_is_a_typed_error_then_reset_runs_correctly() {
+    // One queue, so the ring (max_tasks_per_warp / num_queues ids) is as large as the pool.
+    for mut rt in runtimes_with(Config::new().max_tasks_per_warp(64)) {
+        // 8^4 leaves held until their parents join: far more than 64 slots per warp.
+        let e = device_error(rt.launch(wide_kernel, (4, 8)).unwrap_err());
+        assert_eq!(e.kind, DeviceErrorKind::PoolExhausted);
+        assert_eq!(e.limit, 64);
+        assert_eq!(e.task, "wide");
+        assert!(e.line > 0);
+        assert!(e.to_string().contains("max_tasks_per_warp"), "{e}");
+        rt.reset().unwrap();
+        assert_eq!(rt.launch(wide_kernel, (2, 4)).unwrap().result, 16);
+    }
+}
+
+#[test]
+fn queue_index_out_of_range_is_a_typed_error() {
+    for mut rt in runtimes() {
+        let e = device_error(rt.launch(bad_queue_kernel, (5,)).unwrap_err());
+        assert_eq!(e.kind, DeviceErrorKind::InvalidQueue);
+        assert_eq!((e.value, e.limit), (5, 2));
+        assert_eq!(e.task, "bad_queue");
+        assert!(e.file.ends_with("lib.rs"), "{}", e.file);
+        assert_eq!(rt.launch(bad_queue_kernel, (1,)).unwrap().result, 7);
+    }
+}
+
+#[test]
+fn panic_in_a_task_is_a_typed_error() {
+    for mut rt in runtimes() {
+        let e = device_error(rt.launch(divide_kernel, (3, 0)).unwrap_err());
+        assert_eq!(e.kind, DeviceErrorKind::Panic);
+        assert_eq!(e.task, "divide");
+        assert!(e.message.contains("divide by zero"), "{}", e.message);
+        assert!(e.line > 0);
+        assert_eq!(rt.launch(divide_kernel, (3, 5)).unwrap().result, 160);
+    }
+}
+
+#[test]
+fn bad_configurations_are_rejected_with_advice() {
+    let err = |c: Config| {
+        Runtime::cpu(CpuMode::Parallel, &c)
+            .err()
+            .expect("rejected")
+            .to_string()
+    };
+    assert!(err(Config::new().block_size(48)).contains("multiple of 32"));
+    assert!(err(Config::new().num_queues(0)).contains("num_queues 0"));
+    assert!(err(Config::new().num_queues(3).max_tasks_per_warp(100)).contains("use 102"));
+    assert!(err(Config::new().max_task_memory_bytes(1000)).contains("too small"));
+}
+
+#[test]
+fn the_gpu_path_reports_missing_gpu_or_code_clearly() {
+    // Whatever this machine has, asking for the GPU either works or says why not.
+    match Runtime::gpu(&gtap_tests::DEVICE_CODE, &Config::new()) {
+        Ok(_) => {}
+        Err(e @ (Error::NoGpu { .. } | Error::NoDeviceCode { .. })) => {
+            assert!(!e.to_string().is_empty())
+        }
+        Err(e) => panic!("unexpected error without a usable GPU: {e}"),
+    }
+    let missing = gtap_host::DeviceCode::Missing {
+        reason: "built without the device toolchain",
+    };
+    let e = Runtime::gpu(&missing, &Config::new()).err().unwrap();
+    assert!(matches!(e, Error::NoDeviceCode { .. }));
+    assert!(e.to_string().contains("built without the device toolchain"));
+}

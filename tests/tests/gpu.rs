@@ -1,0 +1,172 @@
+//! GPU tests: first light, every example repeated over many launches with exact results, and
+//! device failures on a deliberately small pool followed by correct runs after reset.
+//!
+//! Without a GPU (or without device code) every test prints why and passes; with
+//! `GTAP_REQUIRE_GPU=1` a missing GPU is a failure instead.
+
+use gtap_examples::{fib, integrate, nqueens, tree};
+use gtap_host::{Config, DeviceCode, DeviceErrorKind, Error, Runtime};
+
+fn gpu(code: &DeviceCode, config: Config) -> Option<Runtime> {
+    match Runtime::gpu(code, &config) {
+        Ok(rt) => Some(rt),
+        Err(e @ (Error::NoGpu { .. } | Error::NoDeviceCode { .. })) => {
+            assert!(
+                std::env::var_os("GTAP_REQUIRE_GPU").is_none(),
+                "GTAP_REQUIRE_GPU is set but: {e}"
+            );
+            eprintln!("skipping GPU test: {e}");
+            None
+        }
+        Err(e) => panic!("GPU runtime failed: {e}"),
+    }
+}
+
+fn repeats() -> usize {
+    std::env::var("GTAP_GPU_REPEATS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20)
+}
+
+#[test]
+fn first_light_probe_kernel() {
+    let Some(mut rt) = gpu(&gtap_examples::DEVICE_CODE, Config::new()) else {
+        return;
+    };
+    let threads = rt
+        .self_test(264, 256)
+        .unwrap_or_else(|e| panic!("probe failed: {e}"));
+    println!(
+        "probe: {threads} threads wrote the expected values on {:?}",
+        rt.backend()
+    );
+}
+
+#[test]
+fn examples_are_exact_over_many_launches_with_1_and_3_queues() {
+    let height = 16;
+    let mut tree_want = vec![0u64; (1 << (height + 1)) - 1];
+    let tree_sum = tree::tree_visit_seq(height, 32, &mut tree_want);
+    let nodes = tree::random_tree(300_000, 5);
+    let nodes_sum = tree::tree_sum_seq(&nodes);
+    let integral = integrate::integrate_seq(-1.0, 1.0, 1e-11);
+    for queues in [1, 3] {
+        let Some(mut rt) = gpu(
+            &gtap_examples::DEVICE_CODE,
+            Config::new().num_queues(queues),
+        ) else {
+            return;
+        };
+        let buf = rt.upload(&nodes).unwrap();
+        let mut out = rt.alloc_filled(tree_want.len(), 0u64).unwrap();
+        for i in 0..repeats() {
+            let ctx = format!("launch {i}, {queues} queue(s)");
+            let l = rt.launch(fib::fib_kernel, (30,)).unwrap();
+            assert_eq!(l.result, fib::fib_seq(30), "fib(30), {ctx}");
+            assert_eq!(
+                l.stats.tasks_spawned,
+                fib::fib_tasks(30),
+                "fib(30) tasks, {ctx}"
+            );
+            assert_eq!(
+                rt.launch(fib::fib_cutoff_kernel, (36, 14)).unwrap().result,
+                fib::fib_seq(36),
+                "fib cutoff, {ctx}"
+            );
+            let got = rt
+                .launch(integrate::integrate_kernel, (-1.0, 1.0, 1e-11))
+                .unwrap()
+                .result;
+            assert_eq!(got.to_bits(), integral.to_bits(), "integrate, {ctx}");
+            assert_eq!(
+                rt.launch(nqueens::nqueens_kernel, (12, 5)).unwrap().result,
+                14_200,
+                "nqueens(12), {ctx}"
+            );
+            assert_eq!(
+                rt.launch(tree::tree_kernel, (height, 32, out.slice_mut()))
+                    .unwrap()
+                    .result,
+                tree_sum,
+                "tree, {ctx}"
+            );
+            assert_eq!(
+                rt.download(&out).unwrap(),
+                tree_want,
+                "tree node values, {ctx}"
+            );
+            assert_eq!(
+                rt.launch(tree::tree_sum_kernel, (buf.slice(),))
+                    .unwrap()
+                    .result,
+                nodes_sum,
+                "random tree, {ctx}"
+            );
+        }
+        println!(
+            "{queues} queue(s): {} launches of each example exact",
+            repeats()
+        );
+    }
+}
+
+fn device_error(e: Error) -> gtap_host::DeviceError {
+    match e {
+        Error::Device(d) => *d,
+        other => panic!("expected a device error, got {other}"),
+    }
+}
+
+#[test]
+fn small_pool_error_then_correct_run_after_reset() {
+    // Four warps of 64 slots: a batch of 32 tasks spawning 8 children each overflows at once.
+    let config = Config::new()
+        .grid_size(2)
+        .block_size(64)
+        .max_tasks_per_warp(64);
+    let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, config) else {
+        return;
+    };
+    let e = device_error(rt.launch(gtap_tests::wide_kernel, (5, 8)).unwrap_err());
+    println!("small pool: {e}");
+    assert_eq!(e.kind, DeviceErrorKind::PoolExhausted);
+    assert_eq!((e.limit, e.task.as_str()), (64, "wide"));
+    rt.reset().unwrap();
+    for _ in 0..5 {
+        assert_eq!(
+            rt.launch(gtap_tests::wide_kernel, (3, 4)).unwrap().result,
+            64
+        );
+    }
+}
+
+#[test]
+fn bad_queue_index_and_panic_are_reported_and_the_runtime_survives() {
+    let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, Config::new().num_queues(2)) else {
+        return;
+    };
+    let e = device_error(rt.launch(gtap_tests::bad_queue_kernel, (9,)).unwrap_err());
+    println!("bad queue: {e}");
+    assert_eq!(
+        (e.kind, e.value, e.limit),
+        (DeviceErrorKind::InvalidQueue, 9, 2)
+    );
+    assert_eq!(
+        rt.launch(gtap_tests::bad_queue_kernel, (1,))
+            .unwrap()
+            .result,
+        7
+    );
+    let e = device_error(rt.launch(gtap_tests::divide_kernel, (6, 0)).unwrap_err());
+    println!("panic: {e}");
+    assert_eq!(
+        (e.kind, e.task.as_str()),
+        (DeviceErrorKind::Panic, "divide")
+    );
+    assert!(e.line > 0);
+    assert_eq!(
+        rt.launch(gtap_tests::divide_kernel, (6, 4)).unwrap().result,
+        1600
+    );
+}
