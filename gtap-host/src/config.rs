@@ -26,7 +26,7 @@ pub struct Config {
     /// Divergence-aware queues per warp (1 to 16). Default: 1.
     pub num_queues: u32,
     /// Bytes the task pools and queues may use. Default: a quarter of the free device memory,
-    /// at most 2 GiB (256 MiB on the CPU).
+    /// at most 8 GiB (256 MiB on the CPU).
     pub max_task_memory_bytes: Option<u64>,
 }
 

@@ -23,7 +23,7 @@ use crate::runtime::Launch;
 use crate::stats::Stats;
 
 /// Default cap on the pool budget on the GPU.
-const DEFAULT_BUDGET_CAP: u64 = 2 << 30;
+const DEFAULT_BUDGET_CAP: u64 = 8 << 30;
 
 /// Whether a CUDA driver can be loaded on this machine.
 pub(crate) fn driver_present() -> bool {
