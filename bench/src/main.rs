@@ -34,6 +34,13 @@ struct Args {
     /// Small problem sizes, for a quick check.
     #[arg(long)]
     quick: bool,
+    /// Also time fib and N-Queens on the GPU under these register caps (0: the driver's
+    /// choice), to see how occupancy moves them.
+    #[arg(long, value_delimiter = ',')]
+    sweep_registers: Vec<u32>,
+    /// Register cap for the GPU benchmarks (0: the driver's choice).
+    #[arg(long, default_value_t = 0)]
+    max_registers: u32,
 }
 
 struct Row {
@@ -137,11 +144,13 @@ fn gtap<T: Copy>(launch: gtap_host::Result<Launch<T>>) -> Result<(T, f64, String
         l.result,
         s.kernel_ms,
         format!(
-            "{} tasks, {} steals, peak {} live/warp of {}, pools {:.0} MiB, launch {:.2} ms",
+            "{} tasks, {} steals, peak {} live/warp of {}, {} warps, {} registers, pools {:.0} MiB, launch {:.2} ms",
             s.tasks_spawned,
             s.steals,
             s.peak_live_per_warp,
             s.slots_per_warp,
+            s.warps,
+            s.registers,
             s.pool_bytes as f64 / (1u64 << 20) as f64,
             s.launch_ms
         ),
@@ -218,10 +227,14 @@ fn main() -> ExitCode {
         "benchmark", "runner", "median"
     );
 
+    let gpu_config = match b.args.max_registers {
+        0 => Config::new(),
+        r => Config::new().max_registers(r),
+    };
     let gpu = if b.args.cpu_only {
         None
     } else {
-        match Runtime::gpu(&DEVICE_CODE, &Config::new()) {
+        match Runtime::gpu(&DEVICE_CODE, &gpu_config) {
             Ok(rt) => Some(rt),
             Err(e) => {
                 println!("(no GPU benchmarks: {e})");
@@ -234,6 +247,53 @@ fn main() -> ExitCode {
         .map(|rt| format!("{:?}", rt.backend()))
         .unwrap_or_else(|| "none".into());
 
+    // Occupancy sweep: the same kernels under several register caps.
+    for &regs in &b.args.sweep_registers.clone() {
+        if gpu.is_none() {
+            break;
+        }
+        let config = if regs == 0 {
+            Config::new()
+        } else {
+            Config::new().max_registers(regs)
+        };
+        let Ok(mut rt) = Runtime::gpu(&DEVICE_CODE, &config) else {
+            b.failures.push(format!("no runtime with {regs} registers"));
+            continue;
+        };
+        let cap = if regs == 0 {
+            "driver's choice".to_string()
+        } else {
+            format!("cap {regs}")
+        };
+        let (n, want) = if q {
+            (30, fib::fib_seq(30))
+        } else {
+            (40, fib::fib_seq(40))
+        };
+        b.time(
+            &format!("sweep: fib({n})"),
+            &format!("registers {cap}"),
+            1,
+            5,
+            &want,
+            || gtap(rt.launch(fib::fib_kernel, (n,))),
+        );
+        let (nq, cut, want) = if q {
+            (11, 4, 2680)
+        } else {
+            (16, 7, 14_772_512)
+        };
+        b.time(
+            &format!("sweep: N-Queens({nq})"),
+            &format!("registers {cap}"),
+            1,
+            5,
+            &want,
+            || gtap(rt.launch(nqueens::nqueens_kernel, (nq, cut))),
+        );
+    }
+
     // fib without cutoff: every call a task.
     let n = if q { 30 } else { 40 };
     let name = format!("fib({n}), no cutoff");
@@ -241,7 +301,7 @@ fn main() -> ExitCode {
         let want = fib::fib_seq(n);
         if let Some(mut rt) = gpu
             .as_ref()
-            .map(|_| Runtime::gpu(&DEVICE_CODE, &Config::new()).unwrap())
+            .map(|_| Runtime::gpu(&DEVICE_CODE, &gpu_config).unwrap())
         {
             b.time(&name, "gtap GPU, 1 queue", 2, reps, &want, || {
                 gtap(rt.launch(fib::fib_kernel, (n,)))
@@ -266,7 +326,8 @@ fn main() -> ExitCode {
         let want = fib::fib_seq(n);
         for queues in [1, 3] {
             if gpu.is_some() {
-                let mut rt = Runtime::gpu(&DEVICE_CODE, &Config::new().num_queues(queues)).unwrap();
+                let mut rt =
+                    Runtime::gpu(&DEVICE_CODE, &gpu_config.clone().num_queues(queues)).unwrap();
                 b.time(
                     &name,
                     &format!("gtap GPU, {queues} queue(s)"),
@@ -314,7 +375,7 @@ fn main() -> ExitCode {
         ][nq as usize - 1];
         if let Some(mut rt) = gpu
             .as_ref()
-            .map(|_| Runtime::gpu(&DEVICE_CODE, &Config::new()).unwrap())
+            .map(|_| Runtime::gpu(&DEVICE_CODE, &gpu_config).unwrap())
         {
             b.time(&name, "gtap GPU, 1 queue", 2, reps, &want, || {
                 gtap(rt.launch(nqueens::nqueens_kernel, (nq, cut)))
@@ -340,7 +401,7 @@ fn main() -> ExitCode {
         let want = tree::tree_visit_seq(h, iters, &mut want_out);
         if let Some(mut rt) = gpu
             .as_ref()
-            .map(|_| Runtime::gpu(&DEVICE_CODE, &Config::new()).unwrap())
+            .map(|_| Runtime::gpu(&DEVICE_CODE, &gpu_config).unwrap())
         {
             let mut out = rt.alloc_filled(want_out.len(), 0u64).unwrap();
             let slice = out.slice_mut();
@@ -370,7 +431,7 @@ fn main() -> ExitCode {
         let want = integrate::integrate_seq(-1.0, 1.0, eps).to_bits();
         if let Some(mut rt) = gpu
             .as_ref()
-            .map(|_| Runtime::gpu(&DEVICE_CODE, &Config::new()).unwrap())
+            .map(|_| Runtime::gpu(&DEVICE_CODE, &gpu_config).unwrap())
         {
             b.time(&name, "gtap GPU, 1 queue", 2, reps, &want, || {
                 gtap(rt.launch(integrate::integrate_kernel, (-1.0, 1.0, eps)))

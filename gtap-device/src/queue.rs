@@ -214,9 +214,7 @@ pub(crate) fn end_step(rt: &Runtime, shared: &WarpShared, me: u32) -> [u32; 3] {
         shared.staged[q as usize].store(0);
         let publish = if q == best { s - keep } else { s };
         if publish > 0 {
-            rt.queue_meta(me, q)
-                .count
-                .fetch_add(publish, Ordering::Release);
+            rt.queue_meta(me, q).count.add(publish, Ordering::Release);
         }
     }
     let tail = shared.tails[best as usize].load().wrapping_sub(keep);

@@ -265,9 +265,13 @@ impl<'w> Worker<'w> {
         let warp = self.warp;
         let rt = warp.runtime();
         let me = self.me;
+        let sample = self.steps.is_multiple_of(STOP_CHECK_STEPS);
         let peak = &mut self.stats.peak_live;
         let [q, start, n] = warp.leader(|| {
-            *peak = (*peak).max(pool::live(rt, warp.shared(), me));
+            // Sampled with the stop check: a device-memory read every step would cost latency.
+            if sample {
+                *peak = (*peak).max(pool::live(rt, warp.shared(), me));
+            }
             queue::end_step(rt, warp.shared(), me)
         });
         self.batch = warp.each(Warp::splat(()), |lane, ()| {

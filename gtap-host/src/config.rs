@@ -28,6 +28,11 @@ pub struct Config {
     /// Bytes the task pools and queues may use. Default: a quarter of the free device memory,
     /// at most 8 GiB (256 MiB on the CPU).
     pub max_task_memory_bytes: Option<u64>,
+    /// GPU only: registers per thread the driver may give the kernels when it compiles them.
+    /// Fewer registers let more warps share a multiprocessor, which hides the memory latency the
+    /// scheduler spends its time on; too few make the compiler spill to local memory.
+    /// Default: the driver's choice.
+    pub max_registers: Option<u32>,
 }
 
 impl Default for Config {
@@ -45,6 +50,7 @@ impl Config {
             max_tasks_per_warp: None,
             num_queues: 1,
             max_task_memory_bytes: None,
+            max_registers: None,
         }
     }
     /// Sets [`Config::grid_size`].
@@ -70,6 +76,11 @@ impl Config {
     /// Sets [`Config::max_task_memory_bytes`].
     pub const fn max_task_memory_bytes(mut self, bytes: u64) -> Self {
         self.max_task_memory_bytes = Some(bytes);
+        self
+    }
+    /// Sets [`Config::max_registers`].
+    pub const fn max_registers(mut self, registers: u32) -> Self {
+        self.max_registers = Some(registers);
         self
     }
 }

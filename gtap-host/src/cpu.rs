@@ -182,6 +182,7 @@ impl Cpu {
         let stats = Stats::collect(
             &self.layout,
             self.block,
+            0,
             stats,
             kernel_ms,
             wall.elapsed().as_secs_f64() * 1e3,

@@ -33,11 +33,11 @@ pub enum Error {
     },
     /// The driver rejected the PTX.
     #[error(
-        "the GPU driver could not load the device code ({source}); rebuild for an older architecture (GTAP_ARCH=sm_70) or update the driver"
+        "the GPU driver could not load the device code: {log}; rebuild for an older architecture (GTAP_ARCH=sm_70) or update the driver"
     )]
     ModuleLoad {
-        /// The driver's error.
-        source: DriverError,
+        /// The driver's error and its JIT log.
+        log: String,
     },
     /// The kernel is not in the device code.
     #[error(

@@ -35,12 +35,16 @@ pub struct Stats {
     pub block_size: u32,
     /// Divergence-aware queues per warp.
     pub num_queues: u32,
+    /// GPU: registers per thread of the kernels, which decide how many warps fit on a
+    /// multiprocessor; 0 on the CPU executor.
+    pub registers: u32,
 }
 
 impl Stats {
     pub(crate) fn collect(
         layout: &Layout,
         block_size: u32,
+        registers: u32,
         warps: &[WarpStats],
         kernel_ms: f64,
         launch_ms: f64,
@@ -56,6 +60,7 @@ impl Stats {
             blocks: g.blocks,
             block_size,
             num_queues: g.num_queues,
+            registers,
             ..Stats::default()
         };
         for w in warps {

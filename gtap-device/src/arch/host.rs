@@ -34,6 +34,11 @@ impl AtomicU32 {
     pub fn fetch_add(&self, v: u32, order: Ordering) -> u32 {
         self.0.fetch_add(v, order)
     }
+    /// Adds `v` without waiting for the old value.
+    #[inline(always)]
+    pub fn add(&self, v: u32, order: Ordering) {
+        self.0.fetch_add(v, order);
+    }
     /// Subtracts `v` and returns the previous value.
     #[inline(always)]
     pub fn fetch_sub(&self, v: u32, order: Ordering) -> u32 {

@@ -77,6 +77,20 @@ impl AtomicU32 {
     pub fn fetch_add(&self, v: u32, order: Ordering) -> u32 {
         rmw!(self, "add.u32", v, order)
     }
+    /// Adds `v` without waiting for the old value (`red`): the caller moves on at once.
+    #[inline(always)]
+    pub fn add(&self, v: u32, order: Ordering) {
+        let p = self.0.get();
+        // SAFETY: `p` points to a live, aligned u32 in device memory; the reduction is atomic.
+        unsafe {
+            match order {
+                Ordering::Relaxed => {
+                    asm!("red.relaxed.gpu.add.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v)
+                }
+                _ => asm!("red.release.gpu.add.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v),
+            }
+        }
+    }
     /// Subtracts `v` and returns the previous value.
     #[inline(always)]
     pub fn fetch_sub(&self, v: u32, order: Ordering) -> u32 {

@@ -1,15 +1,15 @@
 //! The GPU backend on cudarc: one device allocation laid out by `gtap_device::layout`, an error
 //! record in pinned host memory mapped into the device, and persistent-kernel launches.
 
-use std::collections::HashMap;
+mod memory;
+mod module;
+
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::sys::{self, CUdeviceptr};
-use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, result};
-use cudarc::nvrtc::Ptx;
-use gtap_device::error::ErrorRecord;
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream, result};
 use gtap_device::layout::{LaunchParams, Layout, ROOT_RESULT_BYTES};
 use gtap_device::scheduler::shared_bytes;
 use gtap_device::stats::WarpStats;
@@ -22,6 +22,10 @@ use crate::records;
 use crate::runtime::Launch;
 use crate::stats::Stats;
 
+pub(crate) use memory::DeviceMemory;
+use memory::PinnedRecord;
+use module::Module;
+
 /// Default cap on the pool budget on the GPU.
 const DEFAULT_BUDGET_CAP: u64 = 8 << 30;
 
@@ -31,93 +35,11 @@ pub(crate) fn driver_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
-/// A device allocation, freed on drop.
-pub(crate) struct DeviceMemory {
-    pub(crate) ptr: CUdeviceptr,
-    pub(crate) bytes: usize,
-    ctx: Arc<CudaContext>,
-}
-
-impl DeviceMemory {
-    pub(crate) fn alloc(ctx: &Arc<CudaContext>, bytes: usize) -> Result<Self> {
-        ctx.bind_to_thread()
-            .map_err(Error::driver("binding the context"))?;
-        // SAFETY: plain allocation; the result is owned by the returned value.
-        let ptr = unsafe { result::malloc_sync(bytes.max(1)) }
-            .map_err(Error::driver("allocating device memory"))?;
-        Ok(Self {
-            ptr,
-            bytes,
-            ctx: ctx.clone(),
-        })
-    }
-}
-
-impl Drop for DeviceMemory {
-    fn drop(&mut self) {
-        if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: `ptr` came from `malloc_sync` and is freed once.
-            let _ = unsafe { result::free_sync(self.ptr) };
-        }
-    }
-}
-
-/// The error record: pinned host memory that the device writes directly.
-struct PinnedRecord {
-    host: *mut ErrorRecord,
-    device: CUdeviceptr,
-    ctx: Arc<CudaContext>,
-}
-
-impl PinnedRecord {
-    fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
-        ctx.bind_to_thread()
-            .map_err(Error::driver("binding the context"))?;
-        let bytes = std::mem::size_of::<ErrorRecord>();
-        // SAFETY: allocates pinned, device-mapped host memory owned by the returned value.
-        let host = unsafe { result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_DEVICEMAP) }
-            .map_err(Error::driver("allocating the error record"))?
-            as *mut ErrorRecord;
-        let mut device: CUdeviceptr = 0;
-        // SAFETY: `host` was allocated with DEVICEMAP just above.
-        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host as *mut c_void, 0) }
-            .result()
-            .map_err(Error::driver("mapping the error record"))?;
-        let rec = Self {
-            host,
-            device,
-            ctx: ctx.clone(),
-        };
-        rec.clear();
-        Ok(rec)
-    }
-
-    fn clear(&self) {
-        // SAFETY: the record is valid host memory; no kernel runs while the host writes it.
-        unsafe { self.host.write_volatile(ErrorRecord::EMPTY) };
-    }
-
-    fn read(&self) -> ErrorRecord {
-        // SAFETY: as above; the kernel that wrote it has completed (or faulted).
-        unsafe { self.host.read_volatile() }
-    }
-}
-
-impl Drop for PinnedRecord {
-    fn drop(&mut self) {
-        if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: allocated by `malloc_host`, freed once.
-            let _ = unsafe { result::free_host(self.host as *mut c_void) };
-        }
-    }
-}
-
 /// The GPU backend of a runtime.
 pub(crate) struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    module: Arc<CudaModule>,
-    functions: HashMap<&'static str, CudaFunction>,
+    module: Module,
     region: DeviceMemory,
     out: DeviceMemory,
     error: PinnedRecord,
@@ -126,6 +48,7 @@ pub(crate) struct Gpu {
     layout: Layout,
     block: u32,
     shared: u32,
+    registers: u32,
     launches: u32,
     lost: bool,
     pub(crate) device_name: String,
@@ -173,9 +96,7 @@ impl Gpu {
         let ctx = stream.context().clone();
         ctx.bind_to_thread()
             .map_err(Error::driver("binding the context"))?;
-        let module = ctx
-            .load_module(Ptx::from_src(ptx))
-            .map_err(|source| Error::ModuleLoad { source })?;
+        let mut module = Module::load(&ctx, ptx, config.max_registers)?;
         let device_name = ctx.name().unwrap_or_else(|_| "GPU".into());
         let attr = |a| {
             ctx.attribute(a)
@@ -187,30 +108,23 @@ impl Gpu {
         let (free, _) = ctx
             .mem_get_info()
             .map_err(Error::driver("reading free memory"))?;
-        let kernels: Vec<CudaFunction> = records::entries(ptx)
+        let kernels: Vec<sys::CUfunction> = records::entries(ptx)
             .into_iter()
             .filter(|name| *name != "gtap_probe")
-            .map(|name| {
-                module
-                    .load_function(name)
-                    .map_err(Error::driver("loading a kernel"))
-            })
-            .collect::<Result<_>>()?;
+            .filter_map(|name| module.function(name))
+            .collect();
+        let registers = kernels
+            .iter()
+            .map(|&k| Module::registers(k))
+            .max()
+            .unwrap_or(0);
         // The grid must be resident as a whole: take the kernel with the lowest occupancy.
         let resident = |block: u32| {
             let per_sm = kernels
                 .iter()
-                .map(|k| {
-                    k.occupancy_max_active_blocks_per_multiprocessor(
-                        block,
-                        shared_bytes(block),
-                        None,
-                    )
-                    .unwrap_or(0)
-                })
-                .min()
-                .unwrap_or(1);
-            sms * per_sm
+                .map(|&k| Module::blocks_per_sm(k, block, shared_bytes(block)))
+                .min();
+            sms * per_sm.unwrap_or(1)
         };
         let limits = Limits {
             max_block,
@@ -236,7 +150,6 @@ impl Gpu {
             ctx,
             stream,
             module,
-            functions: HashMap::new(),
             region,
             out,
             error,
@@ -245,6 +158,7 @@ impl Gpu {
             layout,
             block,
             shared: shared_bytes(block) as u32,
+            registers,
             launches: 0,
             lost: false,
             device_name,
@@ -300,16 +214,10 @@ impl Gpu {
         Ok(())
     }
 
-    fn function(&mut self, name: &'static str) -> Result<CudaFunction> {
-        if let Some(f) = self.functions.get(name) {
-            return Ok(f.clone());
-        }
-        let f = self
-            .module
-            .load_function(name)
-            .map_err(|_| Error::KernelNotFound { name })?;
-        self.functions.insert(name, f.clone());
-        Ok(f)
+    fn function(&mut self, name: &'static str) -> Result<sys::CUfunction> {
+        self.module
+            .function(name)
+            .ok_or(Error::KernelNotFound { name })
     }
 
     /// Launches kernel `K` with `args` and waits for it.
@@ -356,7 +264,7 @@ impl Gpu {
         // alive until the launch call returns (the driver copies the values).
         let launched = unsafe {
             result::launch_kernel(
-                f.cu_function(),
+                f,
                 (g.blocks, 1, 1),
                 (self.block, 1, 1),
                 self.shared,
@@ -396,6 +304,7 @@ impl Gpu {
         let stats = Stats::collect(
             &self.layout,
             self.block,
+            self.registers,
             &warps,
             kernel_ms,
             wall.elapsed().as_secs_f64() * 1e3,
@@ -426,7 +335,7 @@ impl Gpu {
         // SAFETY: `gtap_probe(out: *mut u32, counter: *mut u32, n: u32)`; the pointers are live.
         unsafe {
             result::launch_kernel(
-                f.cu_function(),
+                f,
                 (blocks, 1, 1),
                 (block, 1, 1),
                 0,
