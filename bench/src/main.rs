@@ -144,8 +144,12 @@ fn gtap<T: Copy>(launch: gtap_host::Result<Launch<T>>) -> Result<(T, f64, String
         l.result,
         s.kernel_ms,
         format!(
-            "{} tasks, {} steals, peak {} live/warp of {}, {} warps, {} registers, pools {:.0} MiB, launch {:.2} ms",
+            "{} tasks, {:.1} tasks/step, time run/sched/idle {:.0}/{:.0}/{:.0}%, {} steals, peak {} live/warp of {}, {} warps, {} registers, pools {:.0} MiB, launch {:.2} ms",
             s.tasks_spawned,
+            s.tasks_polled as f64 / s.steps.max(1) as f64,
+            s.time_shares[0] * 100.0,
+            s.time_shares[1] * 100.0,
+            s.time_shares[2] * 100.0,
             s.steals,
             s.peak_live_per_warp,
             s.slots_per_warp,

@@ -9,11 +9,15 @@
 //!
 //! * Task ids are `warp << id_shift | index` with `2^id_shift >= slots_per_warp`, so the owner
 //!   is a shift away. Freed ids go into a bounded multi-producer ring of `n = 2^id_shift`
-//!   cells (Vyukov's sequence-number scheme). Producer `p` (any warp, reserving `p` with one
-//!   atomic add on `frees`) waits until cell `p % n` reads `2 * (p / n)` (acquire), writes the
-//!   id, then stores `2 * (p / n) + 1` (release). The owner consumes ring position `t` (counted
-//!   by the warp-local `taken`): it waits for `2 * (t / n) + 1` (acquire), reads the id, and
-//!   hands the cell to the next round's producer with `2 * (t / n) + 2` (release).
+//!   cells (Vyukov's sequence-number scheme). A cell is one 64-bit word, sequence number and id
+//!   together, so relaxed accesses suffice: the id travels with the number that says it is
+//!   there. Producer `p` (any warp, reserving `p` with one relaxed add on `frees`) waits until
+//!   cell `p % n` reads `2 * (p / n)`, then writes `(2 * (p / n) + 1, id)`. The owner consumes
+//!   ring position `t` (counted by the warp-local `taken`): it waits for `2 * (t / n) + 1`,
+//!   takes the id, and hands the cell to the next round's producer with `2 * (t / n) + 2`.
+//! * What the id *names* (the slot) needs ordering of its own: the task that frees a slot has
+//!   fenced after its last access to it (see [`crate::join`]), so the owner's new record cannot
+//!   be overtaken by an access of the old task.
 //! * Allocation prefers a recycled id: while `taken < frees` a lane claims position `taken` by
 //!   compare-and-swap on the warp-local counter, so the slots in circulation stay few and hot in
 //!   cache. Only when the ring is empty does it take a fresh id `w << id_shift | fresh`
@@ -24,7 +28,7 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::arch::{self, AtomicU32};
+use crate::arch::{self, AtomicU32, AtomicU64};
 use crate::launch::Runtime;
 use crate::scheduler::WarpShared;
 
@@ -39,9 +43,13 @@ pub struct PoolMeta {
 
 /// One cell of a warp's free-id ring.
 #[repr(C)]
-pub struct PoolCell {
-    seq: AtomicU32,
-    id: AtomicU32,
+pub struct PoolCell(AtomicU64);
+
+/// A cell's word: the sequence number (high half) and the id (low half), written together so
+/// that a relaxed load sees both or neither.
+#[inline(always)]
+const fn cell(seq: u32, id: u32) -> u64 {
+    (seq as u64) << 32 | id as u64
 }
 
 /// How long an allocation waits for a producer that reserved a cell but has not filled it, and
@@ -87,30 +95,34 @@ pub(crate) fn alloc(rt: &Runtime, shared: &WarpShared, warp: u32) -> Option<u32>
 /// Consumes ring position `t`, which a producer has reserved.
 #[inline]
 fn take(rt: &Runtime, warp: u32, t: u32) -> u32 {
-    let cell = rt.pool_cell(warp, t);
+    let slot = &rt.pool_cell(warp, t).0;
     let ready = 2 * (t >> rt.id_shift) + 1;
-    while cell.seq.load(Ordering::Acquire) != ready {
+    loop {
+        let word = slot.load(Ordering::Relaxed);
+        if (word >> 32) as u32 == ready {
+            // Same word: the next round's producer cannot overwrite it before this read.
+            slot.store(cell(ready + 1, 0), Ordering::Relaxed);
+            return word as u32;
+        }
         // The producer reserved the position and is about to fill it.
         arch::backoff(32);
     }
-    let id = cell.id.load(Ordering::Relaxed);
-    cell.seq.store(ready + 1, Ordering::Release);
-    id
 }
 
-/// Returns task `id` to its owner's pool. Callable from any warp.
+/// Returns task `id` to its owner's pool. Callable from any warp. The caller must have ordered
+/// its last accesses to the task's slot before this call: with a fence (then `order` may be
+/// relaxed) or by passing `Release`, since the owner may hand the slot out again at once.
 #[inline]
-pub(crate) fn free(rt: &Runtime, id: u32) {
+pub(crate) fn free(rt: &Runtime, id: u32, order: Ordering) {
     let owner = rt.owner(id);
     let p = rt.pool_meta(owner).frees.fetch_add(1, Ordering::Relaxed);
-    let cell = rt.pool_cell(owner, p);
+    let slot = &rt.pool_cell(owner, p).0;
     let empty = 2 * (p >> rt.id_shift);
-    while cell.seq.load(Ordering::Acquire) != empty {
+    while (slot.load(Ordering::Relaxed) >> 32) as u32 != empty {
         // The consumer of this cell's previous round took its position but has not read it yet.
         arch::backoff(32);
     }
-    cell.id.store(id, Ordering::Relaxed);
-    cell.seq.store(empty + 1, Ordering::Release);
+    slot.store(cell(empty + 1, id), order);
 }
 
 /// Ids warp `warp` has handed out (fresh or recycled).

@@ -184,11 +184,13 @@ impl<'w> Worker<'w> {
     pub fn run(mut self) {
         let mut idle_ns = 32;
         loop {
+            let start = arch::clock();
             match self.step() {
                 Step::Worked => idle_ns = 32,
                 Step::Idle => {
                     arch::backoff(idle_ns);
                     idle_ns = (idle_ns * 2).min(4096);
+                    self.stats.cycles_idle += arch::clock().wrapping_sub(start);
                 }
                 Step::Stopped => break,
             }
@@ -207,9 +209,11 @@ impl<'w> Worker<'w> {
                 return Step::Stopped;
             }
         }
+        let start = arch::clock();
         if self.batch_len == 0 && !self.refill() {
             return Step::Idle;
         }
+        let polls = arch::clock();
         let batch = warp.scramble(self.batch);
         warp.each(batch, |_, id| {
             if id != NONE {
@@ -217,8 +221,13 @@ impl<'w> Worker<'w> {
             }
         });
         warp.sync();
+        let ended = arch::clock();
         self.stats.tasks += self.batch_len as u64;
         self.end_step();
+        self.stats.steps += 1;
+        self.stats.cycles_running += ended.wrapping_sub(polls);
+        self.stats.cycles_scheduling +=
+            polls.wrapping_sub(start) + arch::clock().wrapping_sub(ended);
         Step::Worked
     }
 
@@ -313,17 +322,22 @@ fn run_task(id: u32) {
     let poll = unsafe { (*h).poll };
     // SAFETY: `poll` is the shim written with this record, for this record's future.
     // `Some(false)`: suspended at a wait; `None`: abandoned after a panic (the launch aborts).
-    if let Some(true) = arch::guard(|| unsafe { poll(h) }) {
-        join::complete(&lane, id);
-    }
+    let finished = match arch::guard(|| unsafe { poll(h) }) {
+        Some(true) => join::returned(&lane, id),
+        Some(false) | None => None,
+    };
     // SAFETY: as above.
     let ctx = unsafe { lane.ctx() };
-    if ctx.flags & WROTE != 0 {
-        // Release: records and ring entries this lane wrote become visible before the warp
-        // publishes them at the end of the step.
+    if finished.is_some() || ctx.flags & WROTE != 0 {
+        // Release: the result, and the records, ring entries and headers this lane wrote, are
+        // visible before the task's parent learns of it and before the warp publishes them.
         arch::fence();
     }
-    ctx.task = NONE;
+    if let Some(parent) = finished {
+        join::finish(&lane, id, parent);
+    }
+    // SAFETY: as above.
+    unsafe { lane.ctx() }.task = NONE;
 }
 
 const _: () = assert!(WARP_SIZE == 32);

@@ -12,7 +12,15 @@ pub struct WarpStats {
     pub steals: u64,
     /// Idle steps that tried to steal.
     pub steal_attempts: u64,
-    /// Most tasks of this warp's pool live at once, sampled at each step's end.
+    /// Scheduling steps that ran tasks (each runs up to 32).
+    pub steps: u64,
+    /// Clock cycles spent running tasks (the polls of each step).
+    pub cycles_running: u64,
+    /// Clock cycles spent finding batches and ending steps (pops, steals, publishing).
+    pub cycles_scheduling: u64,
+    /// Clock cycles spent with nothing to run (failed steal attempts and back-off).
+    pub cycles_idle: u64,
+    /// Most tasks of this warp's pool live at once, sampled every few steps.
     pub peak_live: u32,
     /// Padding.
     pub _pad: u32,

@@ -19,8 +19,14 @@ pub struct Stats {
     pub steals: u64,
     /// Steal attempts by idle warps.
     pub steal_attempts: u64,
-    /// Most live tasks any one warp held (sampled at the end of each scheduling step).
+    /// Most live tasks any one warp held (sampled every few scheduling steps).
     pub peak_live_per_warp: u32,
+    /// Scheduling steps that ran tasks, over all warps (each runs up to 32 tasks).
+    pub steps: u64,
+    /// Share of the warps' clock cycles spent running tasks, finding and publishing batches,
+    /// and idle: `[running, scheduling, idle]`, summing to 1 (zeros on the CPU executor,
+    /// which has no cycle counter).
+    pub time_shares: [f64; 3],
     /// Bytes of the runtime's pools, queues and control state.
     pub pool_bytes: u64,
     /// Bytes per task slot (header plus the largest task future).
@@ -69,6 +75,19 @@ impl Stats {
             s.steals += w.steals;
             s.steal_attempts += w.steal_attempts;
             s.peak_live_per_warp = s.peak_live_per_warp.max(w.peak_live);
+            s.steps += w.steps;
+        }
+        let cycles = [
+            warps.iter().map(|w| w.cycles_running as f64).sum::<f64>(),
+            warps
+                .iter()
+                .map(|w| w.cycles_scheduling as f64)
+                .sum::<f64>(),
+            warps.iter().map(|w| w.cycles_idle as f64).sum::<f64>(),
+        ];
+        let total: f64 = cycles.iter().sum();
+        if total > 0.0 {
+            s.time_shares = cycles.map(|c| c / total);
         }
         s
     }

@@ -55,6 +55,23 @@ impl AtomicU32 {
     }
 }
 
+/// A 64-bit word in device memory, read and written whole.
+#[repr(transparent)]
+pub struct AtomicU64(atomic::AtomicU64);
+
+impl AtomicU64 {
+    /// Loads the word.
+    #[inline(always)]
+    pub fn load(&self, order: Ordering) -> u64 {
+        self.0.load(order)
+    }
+    /// Stores `v`.
+    #[inline(always)]
+    pub fn store(&self, v: u64, order: Ordering) {
+        self.0.store(v, order)
+    }
+}
+
 /// A counter shared by the lanes of one warp. A simulated warp runs on one OS thread at a time,
 /// so a `Cell` is enough.
 #[repr(transparent)]

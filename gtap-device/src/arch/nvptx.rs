@@ -123,6 +123,46 @@ impl AtomicU32 {
     }
 }
 
+/// A 64-bit word in device memory, read and written whole (GPU scope).
+#[repr(transparent)]
+pub struct AtomicU64(UnsafeCell<u64>);
+
+// SAFETY: all accesses go through atomic PTX instructions.
+unsafe impl Sync for AtomicU64 {}
+
+impl AtomicU64 {
+    /// Loads the word (`ld.relaxed.gpu`; any other ordering is `ld.acquire.gpu`).
+    #[inline(always)]
+    pub fn load(&self, order: Ordering) -> u64 {
+        let p = self.0.get();
+        let v: u64;
+        // SAFETY: `p` points to a live, 8-aligned u64 in device memory.
+        unsafe {
+            match order {
+                Ordering::Relaxed => {
+                    asm!("ld.relaxed.gpu.u64 {v}, [{p}];", v = out(reg64) v, p = in(reg64) p)
+                }
+                _ => asm!("ld.acquire.gpu.u64 {v}, [{p}];", v = out(reg64) v, p = in(reg64) p),
+            }
+        }
+        v
+    }
+    /// Stores `v` (`st.relaxed.gpu`; any other ordering is `st.release.gpu`).
+    #[inline(always)]
+    pub fn store(&self, v: u64, order: Ordering) {
+        let p = self.0.get();
+        // SAFETY: `p` points to a live, 8-aligned u64 in device memory.
+        unsafe {
+            match order {
+                Ordering::Relaxed => {
+                    asm!("st.relaxed.gpu.u64 [{p}], {v};", p = in(reg64) p, v = in(reg64) v)
+                }
+                _ => asm!("st.release.gpu.u64 [{p}], {v};", p = in(reg64) p, v = in(reg64) v),
+            }
+        }
+    }
+}
+
 /// A counter shared by the lanes of one warp, in shared memory (`.cta` scope, relaxed: the
 /// warp barrier orders it where the scheduler needs order).
 #[repr(transparent)]
