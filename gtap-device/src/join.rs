@@ -72,7 +72,7 @@ pub(crate) fn finish(lane: &LaneView, mut id: u32, mut parent: u32) {
     let rt = lane.rt();
     let mut free_order = Ordering::Relaxed;
     loop {
-        pool::free(rt, id, free_order);
+        pool::free(lane, id, free_order);
         if parent == NONE {
             rt.control().finish();
             return;

@@ -1,43 +1,57 @@
 //! Task-ID pools: each warp owns `slots_per_warp` task slots.
 //!
 //! A warp allocates ids only from its own pool; a finished task's id goes back to the pool of
-//! the warp that owns it, whichever warp ran the task. Because a warp's
-//! ids never migrate, "slots per warp" is an exact limit on the tasks a warp may have spawned
-//! and not yet seen finish, on the GPU and in the CPU executor alike.
+//! the warp that owns it, whichever warp ran the task. Because a warp's ids never migrate,
+//! "slots per warp" is an exact limit on the tasks a warp may have spawned and not yet seen
+//! finish, on the GPU and in the CPU executor alike.
 //!
 //! # Protocol
 //!
-//! * Task ids are `warp << id_shift | index` with `2^id_shift >= slots_per_warp`, so the owner
-//!   is a shift away. Freed ids go into a bounded multi-producer ring of `n = 2^id_shift`
-//!   cells (Vyukov's sequence-number scheme). A cell is one 64-bit word, sequence number and id
-//!   together, so relaxed accesses suffice: the id travels with the number that says it is
-//!   there. Producer `p` (any warp, reserving `p` with one relaxed add on `frees`) waits until
-//!   cell `p % n` reads `2 * (p / n)`, then writes `(2 * (p / n) + 1, id)`. The owner consumes
-//!   ring position `t` (counted by the warp-local `taken`): it waits for `2 * (t / n) + 1`,
-//!   takes the id, and hands the cell to the next round's producer with `2 * (t / n) + 2`.
-//! * What the id *names* (the slot) needs ordering of its own: the task that frees a slot has
-//!   fenced after its last access to it (see [`crate::join`]), so the owner's new record cannot
-//!   be overtaken by an access of the old task.
-//! * Allocation prefers a recycled id: while `taken < frees` a lane claims position `taken` by
-//!   compare-and-swap on the warp-local counter, so the slots in circulation stay few and hot in
-//!   cache. Only when the ring is empty does it take a fresh id `w << id_shift | fresh`
-//!   (the warp-local `fresh` counter), so a zeroed pool needs no setup.
-//! * At most `slots_per_warp <= n` ids exist, so a producer never laps an unconsumed cell. Once every fresh id is
-//!   out, an allocation claims the next ring position and waits for a producer; if none has
-//!   reserved it (`frees <= t`) for a long while, the pool is exhausted.
+//! Most tasks finish on the warp that spawned them, so the common path stays inside the warp:
+//!
+//! * **Stashes** (warp-local, shared memory on the GPU). During a step lanes only *pop* ids
+//!   from `ready` and only *push* the warp's own finished ids onto `freed`, each with one
+//!   warp-local atomic; no device memory is touched. At the end of the step (after the warp
+//!   barrier) [`restock`] moves `freed` into `ready` and tops `ready` up from the ring below,
+//!   then from fresh ids. A lane that finds `ready` empty (or `freed` full) mid-step falls back
+//!   to the ring directly. The counters may overshoot under concurrent lanes; the restock
+//!   clamps them.
+//! * **Ring** (device memory): ids freed on *other* warps. Task ids are
+//!   `warp << id_shift | index` with `2^id_shift >= slots_per_warp`, so the owner is a shift
+//!   away. The ring has `n = 2^id_shift` cells (Vyukov's sequence-number scheme); a cell is one
+//!   64-bit word, sequence number and id together, so relaxed accesses suffice: the id travels
+//!   with the number that says it is there. Producer `p` (any warp, reserving `p` with one
+//!   relaxed add on `frees`) waits until cell `p % n` reads `2 * (p / n)`, then writes
+//!   `(2 * (p / n) + 1, id)`. The owner consumes ring position `t` (the warp-local `taken`):
+//!   it waits for `2 * (t / n) + 1`, takes the id, and hands the cell to the next round's
+//!   producer with `2 * (t / n) + 2`. At most `slots_per_warp <= n` ids exist, so a producer
+//!   never laps an unconsumed cell.
+//! * **Fresh ids** `w << id_shift | fresh` (the warp-local `fresh` counter) are used only when
+//!   the ring is empty, so a zeroed pool needs no setup and the slots in circulation stay few
+//!   and hot in cache.
+//! * **Exhaustion.** Once every fresh id is out and the stash is empty, an allocation claims
+//!   the next ring position and waits for a producer; if none has reserved it (`frees <= t`)
+//!   for a long while, the pool is exhausted. (Ids freed on this warp in the current step wait
+//!   in `freed` until the step ends, so right at the limit they do not count.)
+//! * **Ordering of the slot itself.** The task that frees a slot has fenced after its last
+//!   access to it (see [`crate::join`]); a warp-local recycle is further ordered by the warp
+//!   barrier before the restock.
 
 use core::sync::atomic::Ordering;
 
-use crate::arch::{self, AtomicU32, AtomicU64};
+use crate::arch::{self, AtomicU32, AtomicU64, LocalU32, Warp};
+use crate::lane::LaneView;
 use crate::launch::Runtime;
-use crate::scheduler::WarpShared;
+
+/// Ids a warp keeps at hand (and own ids it can take back) per step.
+pub const STASH: u32 = 64;
 
 /// Per-warp pool metadata in device memory, alone in its 128-byte line: every warp that
 /// finishes one of this warp's tasks updates it, and sharing a line with another warp's
 /// counter would make both contend.
 #[repr(C, align(128))]
 pub struct PoolMeta {
-    /// Ring positions reserved by producers (ids freed so far).
+    /// Ring positions reserved by producers (ids freed so far on other warps).
     pub(crate) frees: AtomicU32,
 }
 
@@ -49,7 +63,53 @@ pub struct PoolCell(AtomicU64);
 /// that a relaxed load sees both or neither.
 #[inline(always)]
 const fn cell(seq: u32, id: u32) -> u64 {
-    (seq as u64) << 32 | id as u64
+    ((seq as u64) << 32) | id as u64
+}
+
+/// A warp's pool state kept in shared memory.
+#[repr(C)]
+pub struct PoolLocal {
+    /// Ids ready to hand out; lanes pop them during a step.
+    ready: [LocalU32; STASH as usize],
+    /// Ids in `ready` (as `i32`: lanes that overshoot drive it below zero).
+    ready_len: LocalU32,
+    /// The warp's own ids freed during the current step.
+    freed: [LocalU32; STASH as usize],
+    /// Pushes onto `freed` this step (may exceed `STASH`: the overflowing lanes free to the ring).
+    freed_len: LocalU32,
+    /// Fresh ids handed out.
+    fresh: LocalU32,
+    /// Ring positions consumed.
+    taken: LocalU32,
+    /// Last `frees` value read (a lower bound).
+    frees_seen: LocalU32,
+    /// Ids handed out to tasks.
+    handed: LocalU32,
+    /// Ids freed on this warp and taken back without the ring.
+    kept: LocalU32,
+}
+
+impl PoolLocal {
+    /// An empty pool state (kernel start).
+    pub const fn new() -> Self {
+        Self {
+            ready: [const { LocalU32::new(0) }; STASH as usize],
+            ready_len: LocalU32::new(0),
+            freed: [const { LocalU32::new(0) }; STASH as usize],
+            freed_len: LocalU32::new(0),
+            fresh: LocalU32::new(0),
+            taken: LocalU32::new(0),
+            frees_seen: LocalU32::new(0),
+            handed: LocalU32::new(0),
+            kept: LocalU32::new(0),
+        }
+    }
+}
+
+impl Default for PoolLocal {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// How long an allocation waits for a producer that reserved a cell but has not filled it, and
@@ -58,29 +118,44 @@ const PATIENCE: u32 = 1 << 16;
 
 /// Allocates a task id from the calling lane's warp. `None` means the pool is exhausted.
 #[inline]
-pub(crate) fn alloc(rt: &Runtime, shared: &WarpShared, warp: u32) -> Option<u32> {
-    // A recycled id, while the ring has one. Counts stay below 2^32 within a launch.
+pub(crate) fn alloc(lane: &LaneView) -> Option<u32> {
+    let local = &lane.shared().pool;
+    let have = local.ready_len.fetch_add(u32::MAX) as i32;
+    let id = if have > 0 {
+        Some(local.ready[have as usize - 1].load())
+    } else {
+        alloc_slow(lane.rt(), local, lane.warp)
+    };
+    if id.is_some() {
+        local.handed.fetch_add(1);
+    }
+    id
+}
+
+/// Allocation without the stash: the ring, else a fresh id, else wait for a free.
+#[inline(never)]
+fn alloc_slow(rt: &Runtime, local: &PoolLocal, warp: u32) -> Option<u32> {
     loop {
-        let t = shared.taken.load();
-        let mut seen = shared.frees_seen.load();
+        let t = local.taken.load();
+        let mut seen = local.frees_seen.load();
         if t >= seen {
             seen = rt.pool_meta(warp).frees.load(Ordering::Relaxed);
             // Lanes may store these out of order; a stale value only costs another reload.
-            shared.frees_seen.store(seen);
+            local.frees_seen.store(seen);
             if t >= seen {
                 break;
             }
         }
-        if shared.taken.compare_exchange(t, t + 1) {
+        if local.taken.compare_exchange(t, t + 1) {
             return Some(take(rt, warp, t));
         }
     }
-    let c = shared.fresh.fetch_add(1);
+    let c = local.fresh.fetch_add(1);
     if c < rt.slots_per_warp {
         return Some(rt.task_id(warp, c));
     }
     // Every id is out: wait for one to come back.
-    let t = shared.taken.fetch_add(1);
+    let t = local.taken.fetch_add(1);
     let mut waited = 0u32;
     while rt.pool_meta(warp).frees.load(Ordering::Relaxed) <= t {
         waited += 1;
@@ -109,11 +184,27 @@ fn take(rt: &Runtime, warp: u32, t: u32) -> u32 {
     }
 }
 
-/// Returns task `id` to its owner's pool. Callable from any warp. The caller must have ordered
-/// its last accesses to the task's slot before this call: with a fence (then `order` may be
-/// relaxed) or by passing `Release`, since the owner may hand the slot out again at once.
+/// Returns task `id` to its owner's pool: onto the warp's own stash when this lane's warp owns
+/// it, else into the owner's ring. The caller must have ordered its last accesses to the
+/// task's slot before this call: with a fence (then `order` may be relaxed) or by passing
+/// `Release`, since the owner may hand the slot out again at once.
 #[inline]
-pub(crate) fn free(rt: &Runtime, id: u32, order: Ordering) {
+pub(crate) fn free(lane: &LaneView, id: u32, order: Ordering) {
+    let rt = lane.rt();
+    if rt.owner(id) == lane.warp {
+        let local = &lane.shared().pool;
+        let at = local.freed_len.fetch_add(1);
+        if at < STASH {
+            local.freed[at as usize].store(id);
+            return;
+        }
+    }
+    free_to_ring(rt, id, order);
+}
+
+/// Puts `id` into its owner's ring.
+#[inline]
+fn free_to_ring(rt: &Runtime, id: u32, order: Ordering) {
     let owner = rt.owner(id);
     let p = rt.pool_meta(owner).frees.fetch_add(1, Ordering::Relaxed);
     let slot = &rt.pool_cell(owner, p).0;
@@ -125,18 +216,92 @@ pub(crate) fn free(rt: &Runtime, id: u32, order: Ordering) {
     slot.store(cell(empty + 1, id), order);
 }
 
-/// Ids warp `warp` has handed out (fresh or recycled).
-#[inline]
-pub(crate) fn allocated(rt: &Runtime, shared: &WarpShared) -> u32 {
-    shared
-        .fresh
-        .load()
-        .min(rt.slots_per_warp)
-        .wrapping_add(shared.taken.load())
+/// End of step, after the warp barrier (collective): takes the warp's own freed ids back into
+/// `ready` and fills it up from the ring, then from fresh ids. Lanes copy in parallel.
+pub(crate) fn restock(warp: &Warp) {
+    let rt = warp.runtime();
+    let local = &warp.shared().pool;
+    let me = warp.id();
+    // The plan, made once: [start, moved, spilled, from_ring, ring_at, from_fresh, fresh_at].
+    let plan = warp.leader(|| {
+        let start = (local.ready_len.load() as i32).max(0) as u32;
+        let freed = local.freed_len.load().min(STASH);
+        let moved = freed.min(STASH - start);
+        let mut room = STASH - start - moved;
+        let ring_at = local.taken.load();
+        let mut from_ring = 0;
+        if room > 0 {
+            let frees = rt.pool_meta(me).frees.load(Ordering::Relaxed);
+            local.frees_seen.store(frees);
+            // Only positions producers have reserved. (An allocation that gave up waiting may
+            // have left `taken` ahead of `frees`; the launch is aborting then.)
+            let available = frees.wrapping_sub(ring_at) as i32;
+            from_ring = (available.max(0) as u32).min(room);
+            room -= from_ring;
+        }
+        let fresh_at = local.fresh.load().min(rt.slots_per_warp);
+        let from_fresh = (rt.slots_per_warp - fresh_at).min(room);
+        local.taken.store(ring_at + from_ring);
+        local.fresh.store(fresh_at + from_fresh);
+        local
+            .ready_len
+            .store(start + moved + from_ring + from_fresh);
+        local.freed_len.store(0);
+        local.kept.fetch_add(moved);
+        [
+            start,
+            moved,
+            freed - moved,
+            from_ring,
+            ring_at,
+            from_fresh,
+            fresh_at,
+        ]
+    });
+    let [
+        start,
+        moved,
+        spilled,
+        from_ring,
+        ring_at,
+        from_fresh,
+        fresh_at,
+    ] = plan;
+    warp.each(Warp::splat(()), |lane, ()| {
+        let mut j = lane;
+        while j < moved + spilled + from_ring + from_fresh {
+            if j < moved {
+                local.ready[(start + j) as usize].store(local.freed[j as usize].load());
+            } else if j < moved + spilled {
+                // More of the warp's own ids came back than `ready` holds: through the ring.
+                free_to_ring(rt, local.freed[j as usize].load(), Ordering::Release);
+            } else if j < moved + spilled + from_ring {
+                let k = j - moved - spilled;
+                local.ready[(start + moved + k) as usize].store(take(rt, me, ring_at + k));
+            } else {
+                let k = j - moved - spilled - from_ring;
+                local.ready[(start + moved + from_ring + k) as usize]
+                    .store(rt.task_id(me, fresh_at + k));
+            }
+            j += arch::WARP_SIZE;
+        }
+    });
+    warp.sync();
 }
 
-/// Tasks of warp `w` allocated and not yet freed (exact when the warp is quiescent).
+/// Ids the warp has handed out to tasks.
 #[inline]
-pub(crate) fn live(rt: &Runtime, shared: &WarpShared, warp: u32) -> u32 {
-    allocated(rt, shared).wrapping_sub(rt.pool_meta(warp).frees.load(Ordering::Relaxed))
+pub(crate) fn handed(local: &PoolLocal) -> u32 {
+    local.handed.load()
+}
+
+/// Tasks of warp `w` allocated and not yet freed (exact when the warp is quiescent, between
+/// steps).
+#[inline]
+pub(crate) fn live(rt: &Runtime, local: &PoolLocal, warp: u32) -> u32 {
+    let back = local
+        .kept
+        .load()
+        .wrapping_add(rt.pool_meta(warp).frees.load(Ordering::Relaxed));
+    local.handed.load().wrapping_sub(back)
 }

@@ -23,7 +23,7 @@ use crate::arch::{self, AtomicU32, Lanes, LocalU32, WARP_SIZE, Warp};
 use crate::join;
 use crate::lane::{LaneCtx, WROTE};
 use crate::launch::Runtime;
-use crate::pool;
+use crate::pool::{self, PoolLocal};
 use crate::queue;
 use crate::record::NONE;
 use crate::stats::WarpStats;
@@ -80,12 +80,8 @@ pub struct WarpShared {
     pub(crate) staged: [LocalU32; MAX_QUEUES],
     /// Last thief head seen per queue (a lower bound; refreshed when a ring looks full).
     pub(crate) heads: [LocalU32; MAX_QUEUES],
-    /// Fresh task ids handed out from this warp's pool.
-    pub(crate) fresh: LocalU32,
-    /// Positions of this warp's free-id ring consumed.
-    pub(crate) taken: LocalU32,
-    /// Last value of the ring's `frees` count read (a lower bound).
-    pub(crate) frees_seen: LocalU32,
+    /// The warp's task-id pool state.
+    pub(crate) pool: PoolLocal,
     /// One bit per lane that has not retired after a panic (GPU only: the CPU unwinds).
     #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
     pub(crate) live: LocalU32,
@@ -98,9 +94,7 @@ impl WarpShared {
             tails: [const { LocalU32::new(0) }; MAX_QUEUES],
             staged: [const { LocalU32::new(0) }; MAX_QUEUES],
             heads: [const { LocalU32::new(0) }; MAX_QUEUES],
-            fresh: LocalU32::new(0),
-            taken: LocalU32::new(0),
-            frees_seen: LocalU32::new(0),
+            pool: PoolLocal::new(),
             live: LocalU32::new(u32::MAX),
         }
     }
@@ -276,10 +270,11 @@ impl<'w> Worker<'w> {
         let me = self.me;
         let sample = self.steps.is_multiple_of(STOP_CHECK_STEPS);
         let peak = &mut self.stats.peak_live;
+        pool::restock(warp);
         let [q, start, n] = warp.leader(|| {
             // Sampled with the stop check: a device-memory read every step would cost latency.
             if sample {
-                *peak = (*peak).max(pool::live(rt, warp.shared(), me));
+                *peak = (*peak).max(pool::live(rt, &warp.shared().pool, me));
             }
             queue::end_step(rt, warp.shared(), me)
         });
@@ -297,7 +292,7 @@ impl<'w> Worker<'w> {
     pub fn finish(&self) {
         let rt = self.warp.runtime();
         let mut stats = self.stats;
-        stats.spawned = pool::allocated(self.warp.runtime(), self.warp.shared()) as u64;
+        stats.spawned = pool::handed(&self.warp.shared().pool) as u64;
         let me = self.me;
         self.warp.leader(|| {
             // SAFETY: each warp writes only its own statistics slot, once, at the end.

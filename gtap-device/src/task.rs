@@ -160,8 +160,7 @@ where
         raise(f);
         return;
     }
-    let me = lane.warp;
-    let Some(id) = pool::alloc(rt, lane.shared(), me) else {
+    let Some(id) = pool::alloc(&lane) else {
         raise(Failure::at(
             ErrorCode::PoolExhausted,
             site,
