@@ -15,6 +15,14 @@ pub(crate) const SUSPEND: u32 = 2;
 /// Something this poll did raised a device error: the task must not continue past its next
 /// wait (its children may be missing).
 pub(crate) const FAILED: u32 = 4;
+/// The lane's scratch memory is lent out (`gtap::thread::scratch`).
+pub(crate) const SCRATCH: u32 = 8;
+
+/// Words of scratch memory each thread has (`gtap::thread::scratch`).
+pub const SCRATCH_WORDS: usize = 16;
+
+/// A thread's scratch memory: shared memory on the GPU, beside the lane contexts.
+pub type Scratch = [u32; SCRATCH_WORDS];
 
 /// What one lane is doing right now.
 #[repr(C)]
@@ -23,7 +31,7 @@ pub struct LaneCtx {
     pub(crate) task: u32,
     /// Children spawned by this poll since the task's last wait.
     pub(crate) spawned: u32,
-    /// [`WROTE`], [`SUSPEND`] and [`FAILED`] bits.
+    /// [`WROTE`], [`SUSPEND`], [`FAILED`] and [`SCRATCH`] bits.
     pub(crate) flags: u32,
     pub(crate) _pad: u32,
     /// The task function being polled (for error reports).
@@ -50,6 +58,8 @@ pub struct LaneView {
     pub(crate) rt: *const Runtime,
     /// The lane's global warp index (its pool and queues).
     pub(crate) warp: u32,
+    /// The thread's scratch memory.
+    pub(crate) scratch: *mut Scratch,
 }
 
 impl LaneView {

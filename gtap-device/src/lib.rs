@@ -57,6 +57,7 @@ pub mod thread;
 
 pub use device_code::DeviceCode;
 pub use kernel::{Kernel, KernelArg, KernelArgs};
+pub use lane::SCRATCH_WORDS;
 pub use layout::{Geometry, LaunchParams, Layout};
 pub use slice::{Slice, SliceMut};
 pub use task::{TaskFunction, TaskInfo};

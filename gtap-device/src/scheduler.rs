@@ -21,7 +21,7 @@ use core::sync::atomic::Ordering;
 
 use crate::arch::{self, AtomicU32, Lanes, LocalU32, WARP_SIZE, Warp};
 use crate::join;
-use crate::lane::{LaneCtx, WROTE};
+use crate::lane::{LaneCtx, Scratch, WROTE};
 use crate::launch::Runtime;
 use crate::pool::{self, PoolLocal};
 use crate::queue;
@@ -121,11 +121,19 @@ pub const fn lane_area_offset(warps_per_block: u32) -> usize {
     warp_area_offset(warps_per_block)
 }
 
+/// Offset of the threads' scratch memory in a block's shared-memory area.
+pub const fn scratch_area_offset(threads: u32) -> usize {
+    align16(
+        lane_area_offset(threads / WARP_SIZE) + threads as usize * core::mem::size_of::<LaneCtx>(),
+    )
+}
+
 /// Bytes of dynamic shared memory the GPU runtime needs per block of `threads` threads: the
-/// runtime view, one [`WarpShared`] per warp and one [`LaneCtx`] per thread. All three are
-/// `#[repr(C)]` with the same layout on host and device, so the host computes this.
+/// runtime view, one [`WarpShared`] per warp, one [`LaneCtx`] and one [`Scratch`] per thread.
+/// All are `#[repr(C)]` (or arrays) with the same layout on host and device, so the host
+/// computes this.
 pub const fn shared_bytes(threads: u32) -> usize {
-    lane_area_offset(threads / WARP_SIZE) + threads as usize * core::mem::size_of::<LaneCtx>()
+    scratch_area_offset(threads) + threads as usize * core::mem::size_of::<Scratch>()
 }
 
 /// What one call of [`Worker::step`] did.

@@ -157,3 +157,21 @@ pub fn shapes_kernel(n: u32) -> u64 {
         Err(e) => u64::MAX - e as u64,
     }
 }
+
+/// Spawns `k` leaf children onto queue 1 before joining them: with 2 queues of 32 ids each
+/// (64 slots per warp), more than 32 overflow the queue while the pool still has room.
+#[gtap::function]
+pub fn flood(k: u32) -> u32 {
+    let mut values = [0u32; 48];
+    for i in 0..k.min(48) {
+        gtap::task!(queue(1), values[i as usize] = leaf(i));
+    }
+    gtap::taskwait!();
+    values.iter().sum()
+}
+
+/// Root of [`flood`].
+#[gtap::kernel]
+pub fn flood_kernel(k: u32) -> u32 {
+    gtap::entry!(flood(k))
+}

@@ -2,7 +2,7 @@
 //! task function, the source line and the limit, and the runtime stays usable afterwards.
 
 use gtap_host::{Config, CpuMode, DeviceErrorKind, Error, Runtime};
-use gtap_tests::{bad_queue_kernel, divide_kernel, wide_kernel};
+use gtap_tests::{bad_queue_kernel, divide_kernel, flood_kernel, wide_kernel};
 
 fn device_error(e: Error) -> gtap_host::DeviceError {
     match e {
@@ -35,6 +35,17 @@ fn exhausted_pool_is_a_typed_error_then_reset_runs_correctly() {
         assert!(e.to_string().contains("max_tasks_per_warp"), "{e}");
         rt.reset().unwrap();
         assert_eq!(rt.launch(wide_kernel, (2, 4)).unwrap().result, 16);
+    }
+}
+
+#[test]
+fn queue_overflow_is_a_typed_error() {
+    for mut rt in runtimes() {
+        let e = device_error(rt.launch(flood_kernel, (40,)).unwrap_err());
+        assert_eq!(e.kind, DeviceErrorKind::QueueOverflow);
+        assert_eq!((e.queue, e.limit), (Some(1), 32));
+        assert!(e.to_string().contains("raise max_tasks_per_warp"), "{e}");
+        assert_eq!(rt.launch(flood_kernel, (20,)).unwrap().result, 190);
     }
 }
 

@@ -171,3 +171,53 @@ fn bad_queue_index_and_panic_are_reported_and_the_runtime_survives() {
         1600
     );
 }
+
+#[test]
+fn queue_overflow_is_reported_and_the_runtime_survives() {
+    let config = Config::new().num_queues(2).max_tasks_per_warp(64);
+    let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, config) else {
+        return;
+    };
+    let e = device_error(rt.launch(gtap_tests::flood_kernel, (40,)).unwrap_err());
+    println!("queue overflow: {e}");
+    assert_eq!(
+        (e.kind, e.queue, e.limit),
+        (DeviceErrorKind::QueueOverflow, Some(1), 32)
+    );
+    assert_eq!(
+        rt.launch(gtap_tests::flood_kernel, (20,)).unwrap().result,
+        190
+    );
+}
+
+#[test]
+fn runs_on_the_callers_cudarc_stream() {
+    // SAFETY: only probes whether the driver library loads.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        assert!(
+            std::env::var_os("GTAP_REQUIRE_GPU").is_none(),
+            "GTAP_REQUIRE_GPU is set but there is no CUDA driver"
+        );
+        eprintln!("skipping GPU test: no CUDA driver");
+        return;
+    }
+    let ctx = cudarc::driver::CudaContext::new(0).expect("the application's context");
+    let stream = ctx.new_stream().expect("the application's stream");
+    let before = stream
+        .clone_htod(&[1u32, 2, 3])
+        .expect("application work before");
+    let mut rt =
+        Runtime::gpu_on_stream(&gtap_examples::DEVICE_CODE, &Config::new(), stream.clone())
+            .unwrap();
+    for _ in 0..5 {
+        assert_eq!(
+            rt.launch(fib::fib_kernel, (25,)).unwrap().result,
+            fib::fib_seq(25)
+        );
+    }
+    assert_eq!(
+        stream.clone_dtoh(&before).expect("application work after"),
+        vec![1, 2, 3]
+    );
+    println!("ran on the application's own context and stream");
+}

@@ -6,7 +6,7 @@ use core::sync::atomic::{self, Ordering};
 use std::panic::{self, AssertUnwindSafe};
 
 use super::WARP_SIZE;
-use crate::lane::{LaneCtx, LaneView};
+use crate::lane::{LaneCtx, LaneView, SCRATCH_WORDS, Scratch};
 use crate::launch::Runtime;
 use crate::scheduler::WarpShared;
 
@@ -165,6 +165,7 @@ const NO_LANE: LaneView = LaneView {
     shared: core::ptr::null(),
     rt: core::ptr::null(),
     warp: 0,
+    scratch: core::ptr::null_mut(),
 };
 
 std::thread_local! {
@@ -211,6 +212,7 @@ pub fn thread_index() -> u32 {
 /// A simulated warp: 32 lane contexts and the warp's shared state, run by one OS thread.
 pub struct Warp {
     lanes: UnsafeCell<[LaneCtx; WARP_SIZE as usize]>,
+    scratch: UnsafeCell<[Scratch; WARP_SIZE as usize]>,
     shared: WarpShared,
     rt: *const Runtime,
     warp: u32,
@@ -226,6 +228,7 @@ impl Warp {
     pub fn new(rt: *const Runtime, warp: u32, shuffle_seed: Option<u64>) -> Self {
         Self {
             lanes: UnsafeCell::new([const { LaneCtx::IDLE }; WARP_SIZE as usize]),
+            scratch: UnsafeCell::new([[0; SCRATCH_WORDS]; WARP_SIZE as usize]),
             shared: WarpShared::new(),
             rt,
             warp,
@@ -271,12 +274,15 @@ impl Warp {
             // SAFETY: each lane context is only touched through its own view while `f` runs for
             // that lane; the pointer stays valid for the life of `self`.
             let ctx = unsafe { (*self.lanes.get()).as_mut_ptr().add(lane) };
+            // SAFETY: as above, for the lane's scratch memory.
+            let scratch = unsafe { (*self.scratch.get()).as_mut_ptr().add(lane) };
             VIEW.with(|c| {
                 c.set(LaneView {
                     ctx,
                     shared: &self.shared,
                     rt: self.rt,
                     warp: self.warp,
+                    scratch,
                 })
             });
             IDENT.with(|c| {

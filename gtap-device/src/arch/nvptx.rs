@@ -6,9 +6,10 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::Ordering;
 
 use super::WARP_SIZE;
+use crate::lane::Scratch;
 use crate::lane::{LaneCtx, LaneView};
 use crate::launch::Runtime;
-use crate::scheduler::{WarpShared, lane_area_offset, warp_area_offset};
+use crate::scheduler::{WarpShared, lane_area_offset, scratch_area_offset, warp_area_offset};
 
 /// A 32-bit atomic in device memory; see the [module docs](super).
 ///
@@ -338,11 +339,15 @@ pub fn init_block(rt: &Runtime) {
 #[inline(always)]
 pub fn current_lane() -> LaneView {
     let t = tid();
+    // SAFETY: the host sized the scratch area for every thread of the block.
+    let scratch =
+        unsafe { (smem().add(scratch_area_offset(ntid())) as *mut Scratch).add(t as usize) };
     LaneView {
         ctx: lane_ctx(t),
         shared: warp_shared(t / WARP_SIZE),
         rt: block_runtime(),
         warp: warp_index(),
+        scratch,
     }
 }
 
