@@ -36,6 +36,10 @@
 //! * **Ordering of the slot itself.** The task that frees a slot has fenced after its last
 //!   access to it (see [`crate::join`]); a warp-local recycle is further ordered by the warp
 //!   barrier before the restock.
+//! * **No generation counters.** GTaP stamps ids with a generation so that a child finishing
+//!   after its parent's slot was recycled does not notify the slot's new task. Here a task
+//!   finishes only after all its children have (the implicit wait of [`crate::join`]), so no
+//!   notification can arrive late and ids need none.
 
 use core::sync::atomic::Ordering;
 
