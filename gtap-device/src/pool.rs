@@ -271,7 +271,7 @@ pub(crate) fn restock(warp: &Warp) {
         from_fresh,
         fresh_at,
     ] = plan;
-    warp.each(Warp::splat(()), |lane, ()| {
+    warp.lanes(|lane| {
         let mut j = lane;
         while j < moved + spilled + from_ring + from_fresh {
             if j < moved {

@@ -249,7 +249,7 @@ impl<'w> Worker<'w> {
             return false;
         }
         let stolen = victim != me;
-        self.batch = warp.each(Warp::splat(()), |lane, ()| {
+        self.batch = warp.lanes(|lane| {
             if lane >= n {
                 return NONE;
             }
@@ -286,7 +286,7 @@ impl<'w> Worker<'w> {
             }
             queue::end_step(rt, warp.shared(), me)
         });
-        self.batch = warp.each(Warp::splat(()), |lane, ()| {
+        self.batch = warp.lanes(|lane| {
             if lane < n {
                 queue::read(rt, me, q, start.wrapping_add(lane))
             } else {

@@ -411,6 +411,13 @@ impl Warp {
         v
     }
 
+    /// Runs `f(lane)` on this lane: per-lane work of the scheduler itself, which needs no lane
+    /// context (on the GPU the same as [`Warp::each`]).
+    #[inline(always)]
+    pub fn lanes<U: Copy>(&self, mut f: impl FnMut(u32) -> U) -> Lanes<U> {
+        f(laneid())
+    }
+
     /// Runs `f(lane, value)` on this lane.
     #[inline(always)]
     pub fn each<T: Copy, U: Copy>(&self, v: Lanes<T>, mut f: impl FnMut(u32, T) -> U) -> Lanes<U> {

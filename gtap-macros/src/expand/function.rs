@@ -13,15 +13,11 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
-use syn::{FnArg, Pat};
 
-use crate::diagnostics::Diagnostics;
 use crate::expand::record::{self, Origin};
-use crate::expand::{launch_ident, method_stub};
-use crate::parse::{FnKind, parse_item};
-use crate::validate::direct::Known;
-use crate::validate::signature::{self, Attrs, Signature};
-use crate::walk::{Body, walk};
+use crate::expand::{Lowered, emitted_body, lower_item};
+use crate::parse::FnKind;
+use crate::validate::signature::{Attrs, Signature};
 
 /// Expands `#[gtap::function]`; `locate` gives the origin of the function's name (for the
 /// record symbol).
@@ -30,39 +26,14 @@ pub(crate) fn expand(
     item: TokenStream,
     locate: &dyn Fn(Span) -> Origin,
 ) -> TokenStream {
-    let mut diags = Diagnostics::new();
-    let f = match parse_item(FnKind::Task, attr, item, &mut diags) {
-        Ok(f) => f,
-        Err(original) => {
-            let errors = diags.to_compile_errors();
-            return quote!(#errors #original);
-        }
+    let lowered = match lower_item(FnKind::Task, attr, item) {
+        Ok(l) => l,
+        Err(expansion) => return expansion,
     };
-    let sig = signature::check(FnKind::Task, &f, &mut diags);
-    if f.sig.inputs.iter().any(|a| matches!(a, FnArg::Receiver(_))) {
-        let errors = diags.to_compile_errors();
-        let stub = method_stub(&f);
-        return quote!(#errors #stub);
-    }
-    let mut block = *f.block;
-    let pats: Vec<Pat> = sig.params.iter().map(|p| p.pat.clone()).collect();
-    let known = Known::collect(FnKind::Task, &sig.name, &block);
-    let launch = launch_ident();
-    let body = Body {
-        kind: FnKind::Task,
-        name: &sig.name,
-        params: &pats,
-        known: &known,
-        launch: &launch,
-    };
-    walk(&body, &mut block, &mut diags);
-    let lowered = if sig.sound {
-        quote!(#block)
-    } else {
-        quote!({ loop {} })
-    };
+    let body = emitted_body(&lowered);
+    let Lowered { sig, diags, .. } = lowered;
     let origin = locate(sig.name.span());
-    let items = items(&sig, &lowered, &origin, diags.has_errors());
+    let items = items(&sig, &body, &origin, diags.has_errors());
     let errors = diags.to_compile_errors();
     quote!(#errors #items)
 }

@@ -13,50 +13,27 @@
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
+use syn::Pat;
 use syn::ext::IdentExt;
-use syn::{FnArg, Pat};
 
-use crate::diagnostics::Diagnostics;
-use crate::expand::{launch_ident, method_stub};
-use crate::parse::{FnKind, parse_item};
-use crate::validate::direct::Known;
-use crate::validate::signature::{self, Attrs, Signature};
-use crate::walk::{Body, walk};
+use crate::expand::{Lowered, emitted_body, lower_item};
+use crate::parse::FnKind;
+use crate::validate::signature::{Attrs, Signature};
 
 /// Expands `#[gtap::kernel]`.
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let mut diags = Diagnostics::new();
-    let f = match parse_item(FnKind::Kernel, attr, item, &mut diags) {
-        Ok(f) => f,
-        Err(original) => {
-            let errors = diags.to_compile_errors();
-            return quote!(#errors #original);
-        }
+    let lowered = match lower_item(FnKind::Kernel, attr, item) {
+        Ok(l) => l,
+        Err(expansion) => return expansion,
     };
-    let sig = signature::check(FnKind::Kernel, &f, &mut diags);
-    if f.sig.inputs.iter().any(|a| matches!(a, FnArg::Receiver(_))) {
-        let errors = diags.to_compile_errors();
-        let stub = method_stub(&f);
-        return quote!(#errors #stub);
-    }
-    let mut block = *f.block;
-    let pats: Vec<Pat> = sig.params.iter().map(|p| p.pat.clone()).collect();
-    let known = Known::collect(FnKind::Kernel, &sig.name, &block);
-    let launch = launch_ident();
-    let body = Body {
-        kind: FnKind::Kernel,
-        name: &sig.name,
-        params: &pats,
-        known: &known,
-        launch: &launch,
-    };
-    walk(&body, &mut block, &mut diags);
+    let host_body = emitted_body(&lowered);
+    let Lowered {
+        sig,
+        block,
+        launch,
+        diags,
+    } = lowered;
     let errors = diags.to_compile_errors();
-    let host_body = if sig.sound {
-        quote!(#block)
-    } else {
-        quote!({ loop {} })
-    };
     let host = host(&sig, &launch, &host_body, diags.has_errors());
     // The device build of a kernel with errors would only repeat them.
     let device = (!diags.has_errors()).then(|| device(&sig, &launch, &block));

@@ -8,17 +8,86 @@ pub(crate) mod record;
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
-use syn::ItemFn;
+use syn::{Block, FnArg, ItemFn, Pat};
+
+use crate::diagnostics::Diagnostics;
+use crate::parse::{FnKind, parse_item};
+use crate::validate::direct::Known;
+use crate::validate::signature::{self, Signature};
+use crate::walk::{Body, walk};
+
+/// A task function or kernel after parsing, validation and the rewriting of its body macros:
+/// what both expansions start from.
+pub(crate) struct Lowered {
+    pub sig: Signature,
+    /// The body with `task!`/`taskwait!`/`entry!` rewritten.
+    pub block: Block,
+    /// The kernel's `&LaunchParams` variable (unused by task functions).
+    pub launch: Ident,
+    pub diags: Diagnostics,
+}
+
+/// Parses and validates `item` as a `kind` and rewrites its body; `Err` holds the whole
+/// expansion when nothing more can be generated (unparsable item, method).
+pub(crate) fn lower_item(
+    kind: FnKind,
+    attr: TokenStream,
+    item: TokenStream,
+) -> Result<Lowered, TokenStream> {
+    let mut diags = Diagnostics::new();
+    let f = match parse_item(kind, attr, item, &mut diags) {
+        Ok(f) => f,
+        Err(original) => {
+            let errors = diags.to_compile_errors();
+            return Err(quote!(#errors #original));
+        }
+    };
+    let sig = signature::check(kind, &f, &mut diags);
+    if f.sig.inputs.iter().any(|a| matches!(a, FnArg::Receiver(_))) {
+        let errors = diags.to_compile_errors();
+        let stub = method_stub(&f);
+        return Err(quote!(#errors #stub));
+    }
+    let mut block = *f.block;
+    let pats: Vec<Pat> = sig.params.iter().map(|p| p.pat.clone()).collect();
+    let known = Known::collect(kind, &sig.name, &block);
+    let launch = launch_ident();
+    let body = Body {
+        kind,
+        name: &sig.name,
+        params: &pats,
+        known: &known,
+        launch: &launch,
+    };
+    walk(&body, &mut block, &mut diags);
+    Ok(Lowered {
+        sig,
+        block,
+        launch,
+        diags,
+    })
+}
+
+/// The body to emit: the rewritten one, or a diverging stand-in when an error makes it unsound
+/// to keep (the errors are reported either way).
+pub(crate) fn emitted_body(lowered: &Lowered) -> TokenStream {
+    let block = &lowered.block;
+    if lowered.sig.sound {
+        quote!(#block)
+    } else {
+        quote!({ loop {} })
+    }
+}
 
 /// The kernel's `&LaunchParams` variable. One identifier with mixed-site hygiene serves as the
 /// parameter and in every lowered `entry!`, so user code cannot see or shadow it.
-pub(crate) fn launch_ident() -> Ident {
+fn launch_ident() -> Ident {
     Ident::new("__gtap_launch", Span::mixed_site())
 }
 
 /// What a method annotated by mistake becomes: its signature with a diverging body, so that
 /// the receiver error is the only one and calls of the method still resolve.
-pub(crate) fn method_stub(f: &ItemFn) -> TokenStream {
+fn method_stub(f: &ItemFn) -> TokenStream {
     let mut stub = f.clone();
     stub.block = syn::parse_quote!({ loop {} });
     quote! {
