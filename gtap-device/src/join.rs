@@ -22,7 +22,7 @@
 //!    lane read what it needs of the task's header (its parent).
 //! 2. `fence.acq_rel` (the lane's fence): the result, and every read of the task's own slot,
 //!    happen before what follows.
-//! 3. The slot goes back to its pool with relaxed operations ([`crate::pool::free`]).
+//! 3. The slot goes back to its pool with relaxed operations (`pool::free`).
 //! 4. A relaxed decrement of the parent's `pending`. Fence, then a strong write: a *release
 //!    pattern*. The child that takes `pending` from 1 to 0 owns the parent and issues
 //!    `fence.acq_rel` after its decrement: an *acquire pattern*. Every sibling's decrement is

@@ -12,7 +12,7 @@
 //! * **Stashes** (warp-local, shared memory on the GPU). During a step lanes only *pop* ids
 //!   from `ready` and only *push* the warp's own finished ids onto `freed`, each with one
 //!   warp-local atomic; no device memory is touched. At the end of the step (after the warp
-//!   barrier) [`restock`] moves `freed` into `ready` and tops `ready` up from the ring below,
+//!   barrier) `restock` moves `freed` into `ready` and tops `ready` up from the ring below,
 //!   then from fresh ids. A lane that finds `ready` empty (or `freed` full) mid-step falls back
 //!   to the ring directly. The counters may overshoot under concurrent lanes; the restock
 //!   clamps them.

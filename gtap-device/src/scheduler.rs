@@ -7,11 +7,11 @@
 //!    fullest queue ([`crate::queue`]). Lanes load the ids in parallel. After a steal every lane
 //!    issues an acquire fence before touching the stolen records.
 //! 2. **Run.** Each lane with an id polls that task once ([`crate::record`]). The poll may spawn
-//!    children (staged on the warp's rings, [`crate::queue::stage`]), suspend at a wait, or
+//!    children (staged on the warp's rings, `queue::stage`), suspend at a wait, or
 //!    complete ([`crate::join`]). A lane that wrote records issues a release fence.
 //! 3. **End of step.** After a warp barrier the leader keeps up to 32 of the newest ids staged
 //!    on the queue that received the most as the next batch (children run where their parent's
-//!    data is hot) and publishes the rest for thieves ([`crate::queue::end_step`]).
+//!    data is hot) and publishes the rest for thieves (`queue::end_step`).
 //!
 //! The launch ends when the root task finishes (`Control::finish`) or a device error aborts it.
 //! Workers read the stop word when they have nothing to run and every [`STOP_CHECK_STEPS`]

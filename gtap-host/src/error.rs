@@ -82,6 +82,12 @@ pub enum Error {
         /// The panic message.
         message: String,
     },
+    /// The built-in probe kernel gave a wrong answer: the device, driver or toolchain is broken.
+    #[error("the GPU self-test failed: {detail}; check the driver and rebuild the device code")]
+    SelfTest {
+        /// What was wrong.
+        detail: String,
+    },
     /// A buffer belongs to another runtime or backend.
     #[error("this buffer belongs to another runtime")]
     ForeignBuffer,

@@ -22,6 +22,7 @@ mod error;
 mod gpu;
 mod records;
 mod runtime;
+mod schedules;
 mod stats;
 
 pub use buffer::Buffer;
@@ -31,4 +32,5 @@ pub use device_error::{DeviceError, DeviceErrorKind};
 pub use error::{Error, Result};
 pub use gtap_device::DeviceCode;
 pub use runtime::{BackendKind, Launch, Runtime};
+pub use schedules::{Schedule, ScheduleError, check_schedules};
 pub use stats::Stats;

@@ -49,8 +49,9 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 ///
 /// ```no_run
 /// # fn demo(code: &gtap_host::DeviceCode) -> gtap_host::Result<()> {
-/// # struct Fib; /* stands for a #[gtap::kernel] */
-/// let mut rt = gtap_host::Runtime::gpu(code, &gtap_host::Config::new())?;
+/// let mut rt = gtap_host::Runtime::gpu(code, &gtap_host::Config::new().num_queues(3))?;
+/// let threads = rt.self_test(132, 256)?; // the built-in probe kernel
+/// println!("{threads} threads checked on {:?}", rt.backend());
 /// # Ok(()) }
 /// ```
 pub struct Runtime {
@@ -212,20 +213,26 @@ impl Runtime {
 
     /// First light: runs the built-in probe kernel on the GPU over `blocks × block` threads and
     /// checks every thread's value, lane and atomic. Returns the number of threads checked.
-    pub fn self_test(&mut self, blocks: u32, block: u32) -> Result<u32, String> {
+    pub fn self_test(&mut self, blocks: u32, block: u32) -> Result<u32> {
         let Backend::Gpu(g) = &mut self.backend else {
-            return Err("self_test needs a GPU runtime".into());
+            return Err(Error::NoGpu {
+                reason: "self_test runs on the GPU, and this runtime is the CPU executor".into(),
+            });
         };
-        let (values, count) = g.probe(blocks, block).map_err(|e| e.to_string())?;
+        let (values, count) = g.probe(blocks, block)?;
         let n = blocks * block;
         for (gid, v) in values.iter().enumerate() {
             let want = gtap_device::probe::probe_value(gid as u32).wrapping_add(gid as u32 % 32);
             if *v != want {
-                return Err(format!("thread {gid} wrote {v:#x}, expected {want:#x}"));
+                return Err(Error::SelfTest {
+                    detail: format!("thread {gid} wrote {v:#x}, expected {want:#x}"),
+                });
             }
         }
         if count != n {
-            return Err(format!("the atomic counter reads {count}, expected {n}"));
+            return Err(Error::SelfTest {
+                detail: format!("the atomic counter reads {count}, expected {n}"),
+            });
         }
         Ok(n)
     }

@@ -1,7 +1,7 @@
 //! The deterministic executor: the same seed gives the same schedule, different seeds move
 //! tasks between lanes, warps and blocks, and a program that depends on that is caught.
 
-use gtap_host::{Config, CpuMode, Runtime};
+use gtap_host::{Config, CpuMode, Runtime, ScheduleError, check_schedules};
 use gtap_tests::{same_lane_kernel, shapes_kernel, shapes_seq};
 
 fn run_same_lane(seed: u64, queues: u32) -> u64 {
@@ -23,14 +23,25 @@ fn same_seed_same_schedule() {
 #[test]
 fn thread_identity_across_a_wait_is_caught() {
     // 127 tasks each report whether they resumed on the lane they suspended on. A correct
-    // program's result cannot depend on that; this one's does, and some seeds expose it.
-    let results: std::collections::BTreeSet<u64> = (0..16)
-        .map(|seed| run_same_lane(seed, 1 + seed as u32 % 3))
-        .collect();
-    assert!(
-        results.len() > 1,
-        "every schedule resumed tasks on the same lanes: {results:?}"
+    // program's result cannot depend on that; this one's does, and some schedules expose it.
+    let err =
+        check_schedules(same_lane_kernel, (6,), &Config::new(), 0..16, &[1, 2, 3]).unwrap_err();
+    assert!(matches!(err, ScheduleError::Differs { .. }), "{err}");
+    assert!(err.to_string().contains("depends on scheduling"), "{err}");
+}
+
+#[test]
+fn correct_programs_pass_the_schedule_check() {
+    let fib = check_schedules(
+        gtap_examples::fib::fib_kernel,
+        (16,),
+        &Config::new(),
+        0..6,
+        &[1, 2, 3, 4],
     );
+    assert_eq!(fib.unwrap(), gtap_examples::fib::fib_seq(16));
+    let none = check_schedules(same_lane_kernel, (2,), &Config::new(), 0..4, &[]);
+    assert!(matches!(none, Err(ScheduleError::NoSchedules)));
 }
 
 #[test]
