@@ -235,7 +235,7 @@ fn main() -> ExitCode {
         0 => Config::new(),
         r => Config::new().max_registers(r),
     };
-    let gpu = if b.args.cpu_only {
+    let mut gpu = if b.args.cpu_only {
         None
     } else {
         match Runtime::gpu(&DEVICE_CODE, &gpu_config) {
@@ -303,10 +303,7 @@ fn main() -> ExitCode {
     let name = format!("fib({n}), no cutoff");
     if b.wants(&name) {
         let want = fib::fib_seq(n);
-        if let Some(mut rt) = gpu
-            .as_ref()
-            .map(|_| Runtime::gpu(&DEVICE_CODE, &gpu_config).unwrap())
-        {
+        if let Some(rt) = gpu.as_mut() {
             b.time(&name, "gtap GPU, 1 queue", 2, reps, &want, || {
                 gtap(rt.launch(fib::fib_kernel, (n,)))
             });
@@ -377,10 +374,7 @@ fn main() -> ExitCode {
         let want = [
             1u64, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596, 2279184, 14772512,
         ][nq as usize - 1];
-        if let Some(mut rt) = gpu
-            .as_ref()
-            .map(|_| Runtime::gpu(&DEVICE_CODE, &gpu_config).unwrap())
-        {
+        if let Some(rt) = gpu.as_mut() {
             b.time(&name, "gtap GPU, 1 queue", 2, reps, &want, || {
                 gtap(rt.launch(nqueens::nqueens_kernel, (nq, cut)))
             });
@@ -403,10 +397,7 @@ fn main() -> ExitCode {
     if b.wants(&name) {
         let mut want_out = vec![0u64; (1 << (h + 1)) - 1];
         let want = tree::tree_visit_seq(h, iters, &mut want_out);
-        if let Some(mut rt) = gpu
-            .as_ref()
-            .map(|_| Runtime::gpu(&DEVICE_CODE, &gpu_config).unwrap())
-        {
+        if let Some(rt) = gpu.as_mut() {
             let mut out = rt.alloc_filled(want_out.len(), 0u64).unwrap();
             let slice = out.slice_mut();
             b.time(&name, "gtap GPU, 1 queue", 2, reps, &want, || {
@@ -433,10 +424,7 @@ fn main() -> ExitCode {
     let name = format!("integrate, eps {eps:e}");
     if b.wants(&name) {
         let want = integrate::integrate_seq(-1.0, 1.0, eps).to_bits();
-        if let Some(mut rt) = gpu
-            .as_ref()
-            .map(|_| Runtime::gpu(&DEVICE_CODE, &gpu_config).unwrap())
-        {
+        if let Some(rt) = gpu.as_mut() {
             b.time(&name, "gtap GPU, 1 queue", 2, reps, &want, || {
                 gtap(rt.launch(integrate::integrate_kernel, (-1.0, 1.0, eps)))
                     .map(|(v, t, n)| (v.to_bits(), t, n))

@@ -196,11 +196,6 @@ impl Layout {
     pub fn cells_range(&self) -> core::ops::Range<u64> {
         self.pool_cells..self.rings
     }
-
-    /// Bytes of the task slots alone (the rest is queues, id rings and control words).
-    pub fn slot_bytes_total(&self) -> u64 {
-        self.bytes - self.slots
-    }
 }
 
 /// Per-launch parameters, passed by value to every kernel. `#[repr(C)]` and identical on host
