@@ -36,6 +36,7 @@
 extern crate std;
 
 pub mod arch;
+pub mod atomic;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod cpu;
 pub mod device_code;
@@ -43,6 +44,7 @@ pub mod error;
 pub mod join;
 pub mod kernel;
 pub mod lane;
+pub mod math;
 pub mod launch;
 pub mod layout;
 pub mod pool;
@@ -56,6 +58,7 @@ pub mod task;
 pub mod thread;
 
 pub use device_code::DeviceCode;
+pub use atomic::AtomicElement;
 pub use kernel::{Kernel, KernelArg, KernelArgs};
 pub use lane::SCRATCH_WORDS;
 pub use layout::{Geometry, LaunchParams, Layout};

@@ -83,6 +83,12 @@ impl<T> Clone for SliceMut<T> {
 impl<T> Copy for SliceMut<T> {}
 
 impl<T> SliceMut<T> {
+    /// The first element's address.
+    #[inline(always)]
+    pub(crate) fn as_mut_ptr(&self) -> *mut T {
+        self.ptr
+    }
+
     /// A view of `len` values at `ptr`.
     ///
     /// # Safety

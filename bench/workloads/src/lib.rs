@@ -1,0 +1,23 @@
+//! GTaP's evaluation workloads, ported to gtap with the same algorithm, cutoff rule, per-node
+//! work and parameters as GTaP's sources (the hand-lowered copies in the GTaP baseline's
+//! `src/*.cu` name the original files), each with its input generator, a sequential Rust
+//! reference and a rayon peer.
+//!
+//! The crate is `no_std` and compiles for the GPU and for the host: `build.rs` builds it to PTX
+//! ([`DEVICE_CODE`]). On the host, every workload implements [`measure::Workload`], which
+//! `gtap-bench` drives.
+
+#![no_std]
+
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod measure;
+
+/// The PTX of this crate's kernels, built by `build.rs` (or why there is none).
+#[cfg(not(target_arch = "nvptx64"))]
+pub static DEVICE_CODE: gtap::DeviceCode = gtap::device_code!();
+
+// The device build takes gtap's panic handler from this link, even before a module uses gtap.
+use gtap as _;

@@ -1,0 +1,71 @@
+//! Floating-point operations whose result is the same on the GPU and in the CPU executor, so a
+//! kernel's output can be compared bit for bit with a host reference.
+//!
+//! `core` has no fused multiply-add on stable Rust; on the GPU these are single PTX
+//! instructions (`fma.rn`), on the host the correctly rounded `std` functions.
+
+/// `a * b + c` with a single rounding (IEEE 754 fusedMultiplyAdd).
+///
+/// ```
+/// assert_eq!(gtap_device::math::fma(2.0, 3.0, 1.0), 7.0);
+/// ```
+#[inline(always)]
+pub fn fma(a: f64, b: f64, c: f64) -> f64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f64;
+        // SAFETY: a register-only arithmetic instruction.
+        unsafe {
+            core::arch::asm!("fma.rn.f64 {r}, {a}, {b}, {c};", r = out(reg64) r, a = in(reg64) a, b = in(reg64) b, c = in(reg64) c, options(pure, nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        a.mul_add(b, c)
+    }
+}
+
+/// `a * b + c` with a single rounding, in `f32`.
+///
+/// ```
+/// assert_eq!(gtap_device::math::fmaf(2.0, 3.0, 1.0), 7.0);
+/// ```
+#[inline(always)]
+pub fn fmaf(a: f32, b: f32, c: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f32;
+        // SAFETY: a register-only arithmetic instruction.
+        unsafe {
+            core::arch::asm!("fma.rn.f32 {r}, {a}, {b}, {c};", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c, options(pure, nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        a.mul_add(b, c)
+    }
+}
+
+/// Square root, correctly rounded.
+///
+/// ```
+/// assert_eq!(gtap_device::math::sqrt(9.0), 3.0);
+/// ```
+#[inline(always)]
+pub fn sqrt(x: f64) -> f64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f64;
+        // SAFETY: a register-only arithmetic instruction.
+        unsafe {
+            core::arch::asm!("sqrt.rn.f64 {r}, {x};", r = out(reg64) r, x = in(reg64) x, options(pure, nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x.sqrt()
+    }
+}
