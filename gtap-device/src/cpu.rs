@@ -73,8 +73,8 @@ where
         }
     };
     match driver.mode {
-        Mode::Deterministic { seed } => deterministic(&rt, seed, &mut root),
-        Mode::Parallel => parallel(&rt, &mut root),
+        Mode::Deterministic { seed } => deterministic::<T>(&rt, seed, &mut root),
+        Mode::Parallel => parallel::<T>(&rt, &mut root),
     }
     if rt.control().aborted() {
         std::panic::resume_unwind(Box::new(Aborted));
@@ -83,7 +83,7 @@ where
     unsafe { (rt.root_result as *const T::Output).read() }
 }
 
-fn deterministic(rt: &Runtime, seed: u64, root: &mut dyn FnMut(&Warp)) {
+fn deterministic<T: TaskFunction>(rt: &Runtime, seed: u64, root: &mut dyn FnMut(&Warp)) {
     let n = rt.warps as usize;
     let mix = |w: usize| (seed ^ (w as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1;
     let warps: Vec<Warp> = (0..n)
@@ -95,7 +95,7 @@ fn deterministic(rt: &Runtime, seed: u64, root: &mut dyn FnMut(&Warp)) {
     let mut idle = 0u64;
     loop {
         let w = (queue::next(&mut rng) % n as u64) as usize;
-        match workers[w].step() {
+        match workers[w].step::<T>() {
             Step::Stopped => break,
             Step::Worked => idle = 0,
             Step::Idle => {
@@ -131,19 +131,19 @@ unsafe impl Send for Shared {}
 // SAFETY: as above.
 unsafe impl Sync for Shared {}
 
-fn parallel(rt: &Runtime, root: &mut dyn FnMut(&Warp)) {
+fn parallel<T: TaskFunction>(rt: &Runtime, root: &mut dyn FnMut(&Warp)) {
     let shared = Shared(rt);
     std::thread::scope(|s| {
         for w in 1..rt.warps {
             s.spawn(move || {
                 let shared = shared;
                 let warp = Warp::new(shared.0, w, None);
-                Worker::new(&warp).run();
+                Worker::new(&warp).run::<T>();
             });
         }
         let warp = Warp::new(rt, 0, None);
         let mut worker = Worker::new(&warp);
         worker.start_root(|w| root(w));
-        worker.run();
+        worker.run::<T>();
     });
 }

@@ -12,35 +12,52 @@
 //!   it stores `pending = k` and `state = COMPLETING` (an implicit wait at the end of every task
 //!   function, so that no child outlives the record its result is written into).
 //!
-//! # Finishing, and the one fence per task
+//! # Finishing: fences per step, not per task
 //!
-//! Ordering on the GPU costs a fence each time, so a finishing task uses the fence its lane
-//! issues after every poll that wrote something ([`crate::scheduler`]) for everything it must
-//! publish, and otherwise relaxed operations:
+//! Ordering on the GPU costs a fence each time, so finishing is done by the whole warp after
+//! the step's polls, with fences shared by all 32 lanes (see [`crate::scheduler`]):
 //!
-//! 1. The poll wrote the result into the parent's record (or the root's result area), and the
-//!    lane read what it needs of the task's header (its parent).
-//! 2. `fence.acq_rel` (the lane's fence): the result, and every read of the task's own slot,
-//!    happen before what follows.
-//! 3. The slot goes back to its pool with relaxed operations (`pool::free`).
-//! 4. A relaxed decrement of the parent's `pending`. Fence, then a strong write: a *release
-//!    pattern*. The child that takes `pending` from 1 to 0 owns the parent and issues
-//!    `fence.acq_rel` after its decrement: an *acquire pattern*. Every sibling's decrement is
-//!    in the release sequence it read, so every sibling's result happens before its next reads.
-//! 5. The owner stages the parent's continuation on its own warp (on the wait's queue), then
-//!    fences again so the ring entry is visible before the warp publishes it; or, if the parent
-//!    is `COMPLETING`, finishes the parent in turn (freeing it with a release, since this lane
+//! 1. During the poll a finishing task wrote its result into its parent's record (or the root's
+//!    result area); `returned` read its parent from its header.
+//! 2. The fold's release fence, executed by every lane: the results, and every access to the
+//!    finished tasks' slots, happen before what follows.
+//! 3. [`complete`]: each finished slot goes back to its pool with relaxed operations
+//!    (`pool::free`), and each parent's `pending` gets a relaxed decrement. Fence, then a
+//!    strong write: a *release pattern*. The lane that takes `pending` from 1 to 0 owns the
+//!    parent; if any lane does, the warp issues one more fence after the decrements: an
+//!    *acquire pattern*. Every sibling's decrement is in the release sequence it read, so every
+//!    sibling's result happens before the owner's next reads.
+//! 4. The owner stages the parent's continuation on its own warp (on the wait's queue), for the
+//!    next fold to run or publish (with its release fence); or, if the parent is `COMPLETING`,
+//!    finishes the parent in turn in another round (freeing it with a release, since this lane
 //!    read its header after the last fence).
-//! 6. The root's completion raises the `finished` flag, which ends the launch: with the
+//! 5. The root's completion raises the `finished` flag, which ends the launch: with the
 //!    implicit wait, every task has finished by then.
 
 use core::sync::atomic::Ordering;
 
-use crate::arch;
-use crate::lane::{LaneView, WROTE};
+use crate::arch::{self, Lanes, Warp};
+use crate::lane::LaneView;
 use crate::pool;
 use crate::queue;
 use crate::record::{COMPLETING, NONE};
+
+/// A finished task whose slot must be freed and whose parent must be notified.
+#[derive(Clone, Copy)]
+pub(crate) struct Done {
+    /// The finished task, or [`NONE`].
+    pub(crate) task: u32,
+    /// Its parent, [`NONE`] for the root.
+    pub(crate) parent: u32,
+}
+
+impl Done {
+    /// No task finished on this lane.
+    pub(crate) const NOTHING: Done = Done {
+        task: NONE,
+        parent: NONE,
+    };
+}
 
 /// The poll of task `id` returned a value (already written to its destination). Returns the
 /// task's parent if the task is finished now, or `None` if children it spawned after its last
@@ -58,43 +75,60 @@ pub(crate) fn returned(lane: &LaneView, id: u32) -> Option<u32> {
             (*h).pending.store(ctx.spawned, Ordering::Relaxed);
         }
         ctx.spawned = 0;
-        ctx.flags |= WROTE;
         return None;
     }
     // SAFETY: as above.
     Some(unsafe { (*h).parent })
 }
 
-/// Task `id`, whose parent is `parent`, and all its children are done: free it and notify the
-/// parent. The calling lane has fenced since it wrote the result and read the header (step 2).
-#[inline]
-pub(crate) fn finish(lane: &LaneView, mut id: u32, mut parent: u32) {
-    let rt = lane.rt();
+/// Warp, after the fold's release fence: frees the tasks that finished this step, notifies
+/// their parents, and stages each parent whose last child this was (see the module docs).
+pub(crate) fn complete(warp: &Warp, done: Lanes<Done>) {
+    let rt = warp.runtime();
+    let mut job = done;
+    // The slots of the step's own tasks were released by the fold's fence; a COMPLETING parent
+    // was read after the last fence, so its slot is freed with a release.
     let mut free_order = Ordering::Relaxed;
     loop {
-        pool::free(lane, id, free_order);
-        if parent == NONE {
-            rt.control().finish();
+        let owned = warp.each(job, |_, d| {
+            if d.task == NONE {
+                return NONE;
+            }
+            let lane = arch::current_lane();
+            pool::free(&lane, d.task, free_order);
+            if d.parent == NONE {
+                rt.control().finish();
+                return NONE;
+            }
+            let p = rt.header(d.parent);
+            // SAFETY: the parent cannot be freed before this decrement (it waits for us).
+            let last = unsafe { (*p).pending.fetch_sub(1, Ordering::Relaxed) } == 1;
+            if last { d.parent } else { NONE }
+        });
+        if !warp.any(Warp::map(owned, |p| p != NONE)) {
             return;
         }
-        let p = rt.header(parent);
-        // SAFETY: the parent cannot be freed before this decrement (it waits for us).
-        if unsafe { (*p).pending.fetch_sub(1, Ordering::Relaxed) } != 1 {
-            return;
-        }
-        // Acquire: we were the last child and own the parent; its header and every sibling's
-        // result are visible after this fence.
+        // Acquire, by every lane: the owned parents' headers and every sibling's result are
+        // visible after this fence (and it releases the next round's decrements).
         arch::fence();
-        // SAFETY: the parent is quiescent and owned by this lane.
-        let (state, resume, grandparent) =
-            unsafe { ((*p).state, (*p).resume_queue as u32, (*p).parent) };
-        if state == COMPLETING {
-            (id, parent, free_order) = (parent, grandparent, Ordering::Release);
-            continue;
-        }
-        queue::stage(lane, parent, resume);
-        // Release: the ring entry is visible before the warp publishes it.
-        arch::fence();
-        return;
+        job = warp.each(owned, |_, parent| {
+            if parent == NONE {
+                return Done::NOTHING;
+            }
+            let lane = arch::current_lane();
+            let p = rt.header(parent);
+            // SAFETY: the parent is quiescent and owned by this lane.
+            let (state, resume, grandparent) =
+                unsafe { ((*p).state, (*p).resume_queue as u32, (*p).parent) };
+            if state == COMPLETING {
+                return Done {
+                    task: parent,
+                    parent: grandparent,
+                };
+            }
+            queue::stage(&lane, parent, resume);
+            Done::NOTHING
+        });
+        free_order = Ordering::Release;
     }
 }

@@ -121,7 +121,7 @@ mod gpu {
         if warp.id() == 0 {
             worker.start_root(|w| create_root::<T>(w, site, args));
         }
-        worker.run();
+        worker.run::<T>();
         if warp.runtime().control().aborted() {
             // No result: the host reports the recorded error instead.
             arch::exit_thread();

@@ -7,9 +7,6 @@ use crate::launch::Runtime;
 use crate::scheduler::WarpShared;
 use crate::task::TaskInfo;
 
-/// The lane wrote task records or ring entries that other warps will read, so it must issue a
-/// release fence before the warp publishes them.
-pub(crate) const WROTE: u32 = 1;
 /// The task asked to suspend at a `taskwait!` (children are outstanding).
 pub(crate) const SUSPEND: u32 = 2;
 /// Something this poll did raised a device error: the task must not continue past its next
@@ -31,7 +28,7 @@ pub struct LaneCtx {
     pub(crate) task: u32,
     /// Children spawned by this poll since the task's last wait.
     pub(crate) spawned: u32,
-    /// [`WROTE`], [`SUSPEND`], [`FAILED`] and [`SCRATCH`] bits.
+    /// [`SUSPEND`], [`FAILED`] and [`SCRATCH`] bits.
     pub(crate) flags: u32,
     pub(crate) _pad: u32,
     /// The task function being polled (for error reports).

@@ -10,10 +10,10 @@
 //! Most tasks finish on the warp that spawned them, so the common path stays inside the warp:
 //!
 //! * **Stashes** (warp-local, shared memory on the GPU). During a step lanes only *pop* ids
-//!   from `ready` and only *push* the warp's own finished ids onto `freed`, each with one
-//!   warp-local atomic; no device memory is touched. At the end of the step (after the warp
-//!   barrier) `restock` moves `freed` into `ready` and tops `ready` up from the ring below,
-//!   then from fresh ids. A lane that finds `ready` empty (or `freed` full) mid-step falls back
+//!   from `ready` and only *push* the warp's own finished ids onto `freed`, with one
+//!   warp-aggregated shared-memory atomic per group of lanes; no device memory is touched. At
+//!   the end of the step (after the warp barrier) `restock` moves `freed` into `ready` and,
+//!   when `ready` is below half full, tops it up from the ring below, then from fresh ids. A lane that finds `ready` empty (or `freed` full) mid-step falls back
 //!   to the ring directly. The counters may overshoot under concurrent lanes; the restock
 //!   clamps them.
 //! * **Ring** (device memory): ids freed on *other* warps. Task ids are
@@ -124,14 +124,14 @@ const PATIENCE: u32 = 1 << 16;
 #[inline]
 pub(crate) fn alloc(lane: &LaneView) -> Option<u32> {
     let local = &lane.shared().pool;
-    let have = local.ready_len.fetch_add(u32::MAX) as i32;
+    let have = local.ready_len.fetch_add_warp(u32::MAX) as i32;
     let id = if have > 0 {
         Some(local.ready[have as usize - 1].load())
     } else {
         alloc_slow(lane.rt(), local, lane.warp)
     };
     if id.is_some() {
-        local.handed.fetch_add(1);
+        local.handed.fetch_add_warp(1);
     }
     id
 }
@@ -197,7 +197,7 @@ pub(crate) fn free(lane: &LaneView, id: u32, order: Ordering) {
     let rt = lane.rt();
     if rt.owner(id) == lane.warp {
         let local = &lane.shared().pool;
-        let at = local.freed_len.fetch_add(1);
+        let at = local.freed_len.fetch_add_warp(1);
         if at < STASH {
             local.freed[at as usize].store(id);
             return;
@@ -234,7 +234,9 @@ pub(crate) fn restock(warp: &Warp) {
         let mut room = STASH - start - moved;
         let ring_at = local.taken.load();
         let mut from_ring = 0;
-        if room > 0 {
+        // The ring is read (device memory) only when the stash runs low: most steps recycle the
+        // warp's own ids and need no round trip.
+        if start + moved < STASH / 2 {
             let frees = rt.pool_meta(me).frees.load(Ordering::Relaxed);
             local.frees_seen.store(frees);
             // Only positions producers have reserved. (An allocation that gave up waiting may
@@ -244,7 +246,11 @@ pub(crate) fn restock(warp: &Warp) {
             room -= from_ring;
         }
         let fresh_at = local.fresh.load().min(rt.slots_per_warp);
-        let from_fresh = (rt.slots_per_warp - fresh_at).min(room);
+        let from_fresh = if start + moved < STASH / 2 {
+            (rt.slots_per_warp - fresh_at).min(room)
+        } else {
+            0
+        };
         local.taken.store(ring_at + from_ring);
         local.fresh.store(fresh_at + from_fresh);
         local

@@ -6,13 +6,16 @@
 //! Each warp owns `num_queues` rings holding up to `queue_capacity` ids each (in a power-of-two
 //! number of entries). Positions are free-running `u32` counters; entry = position & mask.
 //!
-//! * **Only the owner writes a ring.** During a step its lanes *stage* ids (new children, or
-//!   parents whose last child just finished) at `tail` (a warp-local counter). Staged ids are
-//!   invisible to other warps.
-//! * **End of step.** The leader picks the queue with the most staged ids, keeps its newest (up
-//!   to 32) as the next batch by moving `tail` back over them, and *publishes* the rest with one
-//!   release add to each queue's `count`. Lanes that wrote records fenced (release) before the
-//!   warp barrier that precedes this, so a thief that sees the count sees the records.
+//! * **Staging (during a step).** Lanes stage ids (new children, parents whose last child
+//!   finished) per queue with one warp-aggregated shared-memory add on `staged[q]`. The first
+//!   [`KEEP`] ids of a queue go to the warp's `keep[q]` area in shared memory; the rest go
+//!   straight into the ring at `tail + (k - KEEP)`. Staged ids are invisible to other warps.
+//! * **Fold (end of step, [`fold`]).** After a warp barrier the queue that received the most
+//!   ids hands its kept ids to the warp as the next batch: they never touch device memory. The
+//!   other queues' kept ids are copied into their rings behind the overflow. Then one
+//!   converged release fence by every lane makes the records and ring entries of the step
+//!   visible GPU-wide, and the leader *publishes* the ring entries with a relaxed add to each
+//!   queue's `count`: a thief that sees the count (and fences) sees the entries and records.
 //! * **`count`** is the number of published, unclaimed ids, `[head, tail)` minus what the owner
 //!   has taken back. Owner pops and thief steals both claim by compare-and-swap on `count`, so
 //!   together they never claim more than was published: the owner takes from the tail end
@@ -22,15 +25,21 @@
 //!   advance `head` and unlock (release). The owner re-reads `head` (acquire) before reusing a
 //!   slot, so it never overwrites an id a thief has not copied yet.
 //! * **Overflow**: staging more than `queue_capacity` ids beyond `head` is a device error.
-//! * **DAQ**: an idle warp pops its fullest queue; a thief picks the victim's fullest queue.
+//! * **DAQ**: an idle warp pops its fullest queue; a thief picks the victim's fullest queue; the
+//!   fold keeps the queue that received the most, so a batch holds tasks of one kind.
 
 use core::sync::atomic::Ordering;
 
-use crate::arch::{AtomicU32, WARP_SIZE};
+use crate::arch::{self, AtomicU32, Lanes, WARP_SIZE, Warp};
 use crate::error::{ErrorCode, Failure, raise};
-use crate::lane::{LaneView, WROTE};
+use crate::lane::LaneView;
 use crate::launch::Runtime;
+use crate::record::NONE;
 use crate::scheduler::WarpShared;
+use crate::task::TaskInfo;
+
+/// Ids of one queue a warp keeps in shared memory from one step to run in the next: a batch.
+pub const KEEP: u32 = WARP_SIZE;
 
 /// Metadata of one ring queue in device memory, alone in its 128-byte line so that the owner
 /// and thieves of one queue do not contend with those of its neighbours.
@@ -64,17 +73,37 @@ pub(crate) fn read(rt: &Runtime, warp: u32, q: u32, pos: u32) -> u32 {
 /// Stages `task` on queue `q` of the calling lane's warp. Per lane.
 #[inline]
 pub(crate) fn stage(lane: &LaneView, task: u32, q: u32) {
-    let rt = lane.rt();
     let shared = lane.shared();
-    let me = lane.warp;
-    let pos = shared.tails[q as usize].fetch_add(1);
+    let k = shared.staged[q as usize].fetch_add_warp(1);
+    if k < KEEP {
+        shared.keep[q as usize][k as usize].store(task);
+        return;
+    }
+    let pos = shared.tails[q as usize].load().wrapping_add(k - KEEP);
+    // SAFETY: the calling lane owns its context.
+    let info = unsafe { lane.ctx().info.as_ref() };
+    if let Some(slot) = ring_slot(lane.rt(), shared, lane.warp, q, pos, info) {
+        // SAFETY: `ring_slot` checked that position `pos` is free and within capacity.
+        unsafe { slot.write(task) };
+    }
+}
+
+/// The ring entry of position `pos` of the warp's own queue `q`, or `None` (and a device
+/// error) when the ring is full: `pos` would overwrite an id thieves have not claimed.
+#[inline]
+fn ring_slot(
+    rt: &Runtime,
+    shared: &WarpShared,
+    me: u32,
+    q: u32,
+    pos: u32,
+    info: Option<&TaskInfo>,
+) -> Option<*mut u32> {
     let cap = rt.queue_capacity;
     if pos.wrapping_sub(shared.heads[q as usize].load()) >= cap {
         let head = rt.queue_meta(me, q).head.load(Ordering::Acquire);
         shared.heads[q as usize].store(head);
         if pos.wrapping_sub(head) >= cap {
-            // SAFETY: the calling lane owns its context.
-            let info = unsafe { lane.ctx().info.as_ref() };
             let mut f = Failure::in_task(
                 ErrorCode::QueueOverflow,
                 info,
@@ -83,14 +112,10 @@ pub(crate) fn stage(lane: &LaneView, task: u32, q: u32) {
             );
             f.queue = q;
             raise(f);
-            return;
+            return None;
         }
     }
-    // SAFETY: slot `pos` is beyond every claimed position and within capacity of `head`.
-    unsafe { slot(rt, me, q, pos).write(task) };
-    shared.staged[q as usize].fetch_add(1);
-    // SAFETY: the calling lane owns its context.
-    unsafe { lane.ctx() }.flags |= WROTE;
+    Some(slot(rt, me, q, pos))
 }
 
 /// The queue of `warp` with the most published ids, or a random non-empty one in the
@@ -193,33 +218,79 @@ pub(crate) fn end_steal(rt: &Runtime, victim: u32, q: u32, head: u32, n: u32) {
     meta.lock.store(0, Ordering::Release);
 }
 
-/// Leader, at the end of a step: keeps up to 32 of the newest ids staged on the queue that
-/// received the most as the next batch and publishes everything else staged.
-/// Returns `[queue, first position, count]` of the kept batch.
-#[inline]
-pub(crate) fn end_step(rt: &Runtime, shared: &WarpShared, me: u32) -> [u32; 3] {
-    let (mut best, mut best_n) = (0u32, 0u32);
+/// The next batch a [`fold`] handed the warp.
+#[derive(Clone, Copy)]
+pub(crate) struct Batch {
+    /// Each lane's task id, [`NONE`] past `len`.
+    pub(crate) ids: Lanes<u32>,
+    /// How many lanes have a task.
+    pub(crate) len: u32,
+}
+
+/// Warp, after a barrier: ends the staging of a step (see the module docs). The queue that
+/// received the most ids keeps its first [`KEEP`] as the next batch; every other staged id is
+/// written to the rings and published. `release` asks for the release fence even when nothing
+/// is published (finished tasks are about to notify their parents).
+pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
+    let rt = warp.runtime();
+    let shared = warp.shared();
+    let me = warp.id();
+    // Every lane reads the staged counts and reaches the same plan.
+    let (mut best, mut best_n, mut published) = (0u32, 0u32, 0u32);
     for q in 0..rt.num_queues {
         let s = shared.staged[q as usize].load();
+        published += s;
         if s > best_n {
             (best, best_n) = (q, s);
         }
     }
-    let keep = best_n.min(WARP_SIZE);
-    for q in 0..rt.num_queues {
-        let s = shared.staged[q as usize].load();
-        if s == 0 {
-            continue;
+    let keep = best_n.min(KEEP);
+    published -= keep;
+    let ids = warp.lanes(|lane| {
+        for q in 0..rt.num_queues {
+            let s = shared.staged[q as usize].load();
+            if q == best || lane >= s.min(KEEP) {
+                continue;
+            }
+            let pos = shared.tails[q as usize]
+                .load()
+                .wrapping_add(s.saturating_sub(KEEP) + lane);
+            if let Some(slot) = ring_slot(rt, shared, me, q, pos, None) {
+                // SAFETY: `ring_slot` checked that position `pos` is free and within capacity.
+                unsafe { slot.write(shared.keep[q as usize][lane as usize].load()) };
+            }
         }
-        shared.staged[q as usize].store(0);
-        let publish = if q == best { s - keep } else { s };
-        if publish > 0 {
-            rt.queue_meta(me, q).count.add(publish, Ordering::Release);
+        if lane < keep {
+            shared.keep[best as usize][lane as usize].load()
+        } else {
+            NONE
         }
+    });
+    if release || published > 0 {
+        // Release, by every lane: the records, results and counts this step wrote and the ring
+        // entries above are visible GPU-wide before any publication or join notification.
+        arch::fence();
     }
-    let tail = shared.tails[best as usize].load().wrapping_sub(keep);
-    shared.tails[best as usize].store(tail);
-    [best, tail, keep]
+    warp.leader(|| {
+        for q in 0..rt.num_queues {
+            let s = shared.staged[q as usize].load();
+            if s == 0 {
+                continue;
+            }
+            shared.staged[q as usize].store(0);
+            let publish = if q == best { s - keep } else { s };
+            if publish > 0 {
+                // Relaxed: the lanes' fence above ordered everything it publishes.
+                rt.queue_meta(me, q).count.add(publish, Ordering::Relaxed);
+                let tail = shared.tails[q as usize].load();
+                shared.tails[q as usize].store(tail.wrapping_add(publish));
+            }
+        }
+        []
+    });
+    // Nobody stages into `keep` again before every lane has taken its id out of it.
+    warp.sync();
+    Batch { ids, len: keep }
 }
 
 /// xorshift64: victim and queue choice.

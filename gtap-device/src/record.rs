@@ -95,7 +95,21 @@ pub(crate) unsafe fn write<T, F>(
     }
 }
 
+/// The poll shim that [`write`] stores in the records of task function `T`.
+#[inline(always)]
+pub(crate) fn poll_fn<T: TaskFunction>() -> PollFn {
+    const fn of<T, A, F>(_start: fn(A) -> F) -> PollFn
+    where
+        T: TaskFunction,
+        F: Future<Output = T::Output>,
+    {
+        poll_shim::<T, F>
+    }
+    of::<T, T::Args, _>(T::start)
+}
+
 /// Polls the future of a record written by [`write`] for the same `T` and `F`.
+#[inline(always)]
 unsafe fn poll_shim<T, F>(h: *mut Header) -> bool
 where
     T: TaskFunction,

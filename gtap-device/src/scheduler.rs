@@ -2,31 +2,42 @@
 //!
 //! Thread mode runs one task per lane; a warp runs up to 32 tasks per *step*:
 //!
-//! 1. **Batch.** If the warp has no batch left from the previous step, its leader pops up to 32
-//!    ids from its own fullest queue, or steals up to 32 of the oldest ids from a random victim's
-//!    fullest queue ([`crate::queue`]). Lanes load the ids in parallel. After a steal every lane
-//!    issues an acquire fence before touching the stolen records.
+//! 1. **Batch.** The warp normally has its next batch from the previous step's fold. If not,
+//!    its leader pops up to 32 ids from its own fullest queue, or steals up to 32 of the oldest
+//!    ids from a random victim's fullest queue ([`crate::queue`]); lanes load the ids in
+//!    parallel, and after a steal every lane issues an acquire fence before touching the stolen
+//!    records.
 //! 2. **Run.** Each lane with an id polls that task once ([`crate::record`]). The poll may spawn
-//!    children (staged on the warp's rings, `queue::stage`), suspend at a wait, or
-//!    complete ([`crate::join`]). A lane that wrote records issues a release fence.
-//! 3. **End of step.** After a warp barrier the leader keeps up to 32 of the newest ids staged
-//!    on the queue that received the most as the next batch (children run where their parent's
-//!    data is hot) and publishes the rest for thieves (`queue::end_step`).
+//!    children (staged by the warp, `queue::stage`), suspend at a wait, or complete. Nothing in
+//!    a poll fences.
+//! 3. **Fold.** After a warp barrier the warp keeps up to 32 ids staged on one queue as its next
+//!    batch and publishes the rest; one converged release fence covers everything the step's
+//!    polls wrote (`queue::fold`).
+//! 4. **Joins.** Finished tasks free their slots and notify their parents with relaxed
+//!    decrements; lanes that took a parent's count to zero fence once (acquire) and stage its
+//!    continuation for the next fold ([`crate::join`]).
 //!
-//! The launch ends when the root task finishes (`Control::finish`) or a device error aborts it.
-//! Workers read the stop word when they have nothing to run and every [`STOP_CHECK_STEPS`]
-//! steps otherwise, so an abort stops every warp promptly without a global read per step.
+//! So a step costs at most two fences, whatever its 32 tasks did. The launch ends when the root
+//! task finishes (`Control::finish`) or a device error aborts it. Workers read the stop word
+//! when they have nothing to run and every [`STOP_CHECK_STEPS`] steps otherwise, so an abort
+//! stops every warp promptly without a global read per step.
+//!
+//! **Dispatch.** A record holds a pointer to its task function's poll; a kernel's root task
+//! function is compared against it first and called directly, so its poll is inlined into the
+//! scheduler (no call through a pointer, no spilled registers) for the common single-function
+//! programs.
 
 use core::sync::atomic::Ordering;
 
-use crate::arch::{self, AtomicU32, Lanes, LocalU32, WARP_SIZE, Warp};
-use crate::join;
-use crate::lane::{LaneCtx, Scratch, WROTE};
+use crate::arch::{self, AtomicU32, LocalU32, WARP_SIZE, Warp};
+use crate::join::{self, Done};
+use crate::lane::{LaneCtx, Scratch};
 use crate::launch::Runtime;
 use crate::pool::{self, PoolLocal};
-use crate::queue;
-use crate::record::NONE;
+use crate::queue::{self, Batch, KEEP};
+use crate::record::{self, NONE};
 use crate::stats::WarpStats;
+use crate::task::TaskFunction;
 
 /// The most divergence-aware queues a warp may have.
 pub const MAX_QUEUES: usize = 16;
@@ -78,6 +89,8 @@ pub struct WarpShared {
     pub(crate) tails: [LocalU32; MAX_QUEUES],
     /// Ids staged on each queue during the current step.
     pub(crate) staged: [LocalU32; MAX_QUEUES],
+    /// The first [`KEEP`] ids staged on each queue during the current step.
+    pub(crate) keep: [[LocalU32; KEEP as usize]; MAX_QUEUES],
     /// Last thief head seen per queue (a lower bound; refreshed when a ring looks full).
     pub(crate) heads: [LocalU32; MAX_QUEUES],
     /// The warp's task-id pool state.
@@ -88,11 +101,18 @@ pub struct WarpShared {
 }
 
 impl WarpShared {
+    /// Whether ids were staged since the last fold.
+    #[inline]
+    pub(crate) fn has_staged(&self, num_queues: u32) -> bool {
+        (0..num_queues).any(|q| self.staged[q as usize].load() != 0)
+    }
+
     /// State of a warp at kernel start.
     pub const fn new() -> Self {
         Self {
             tails: [const { LocalU32::new(0) }; MAX_QUEUES],
             staged: [const { LocalU32::new(0) }; MAX_QUEUES],
+            keep: [const { [const { LocalU32::new(0) }; KEEP as usize] }; MAX_QUEUES],
             heads: [const { LocalU32::new(0) }; MAX_QUEUES],
             pool: PoolLocal::new(),
             live: LocalU32::new(u32::MAX),
@@ -151,8 +171,7 @@ pub enum Step {
 pub struct Worker<'w> {
     warp: &'w Warp,
     me: u32,
-    batch: Lanes<u32>,
-    batch_len: u32,
+    batch: Batch,
     steps: u32,
     rng: u64,
     stats: WarpStats,
@@ -167,8 +186,10 @@ impl<'w> Worker<'w> {
         Self {
             warp,
             me,
-            batch: Warp::splat(NONE),
-            batch_len: 0,
+            batch: Batch {
+                ids: Warp::splat(NONE),
+                len: 0,
+            },
             steps: 0,
             rng: rng | 1,
             stats: WarpStats::default(),
@@ -179,15 +200,16 @@ impl<'w> Worker<'w> {
     pub(crate) fn start_root(&mut self, create: impl FnOnce(&Warp)) {
         create(self.warp);
         self.warp.sync();
-        self.end_step();
+        self.batch = queue::fold(self.warp, false);
     }
 
     /// Runs steps until the launch stops, backing off while idle, then records statistics.
-    pub fn run(mut self) {
+    /// `R` is the kernel's root task function, dispatched without a call through a pointer.
+    pub fn run<R: TaskFunction>(mut self) {
         let mut idle_ns = 32;
         loop {
             let start = arch::clock();
-            match self.step() {
+            match self.step::<R>() {
                 Step::Worked => idle_ns = 32,
                 Step::Idle => {
                     arch::backoff(idle_ns);
@@ -200,43 +222,56 @@ impl<'w> Worker<'w> {
         self.finish();
     }
 
-    /// One scheduling step: find a batch if needed, run it, and publish what it spawned.
-    pub fn step(&mut self) -> Step {
+    /// One scheduling step: find a batch if needed, run it, fold what it staged, join.
+    pub fn step<R: TaskFunction>(&mut self) -> Step {
         let warp = self.warp;
         let rt = warp.runtime();
         self.steps = self.steps.wrapping_add(1);
-        if self.batch_len == 0 || self.steps.is_multiple_of(STOP_CHECK_STEPS) {
+        if self.batch.len == 0 || self.steps.is_multiple_of(STOP_CHECK_STEPS) {
             let [state] = warp.leader(|| [rt.control().state()]);
             if state != RUNNING {
                 return Step::Stopped;
             }
         }
         let start = arch::clock();
-        if self.batch_len == 0 && !self.refill() {
+        if self.batch.len == 0 && !self.refill() {
             return Step::Idle;
         }
         let polls = arch::clock();
-        let batch = warp.scramble(self.batch);
-        warp.each(batch, |_, id| {
+        let ids = warp.scramble(self.batch.ids);
+        let done = warp.each(ids, |_, id| {
             if id != NONE {
-                run_task(id);
+                run_task::<R>(id)
+            } else {
+                Done::NOTHING
             }
         });
         warp.sync();
         let ended = arch::clock();
-        self.stats.tasks += self.batch_len as u64;
-        self.end_step();
+        self.stats.tasks += self.batch.len as u64;
         self.stats.steps += 1;
+        let finished = warp.any(Warp::map(done, |d| d.task != NONE));
+        self.batch = queue::fold(warp, finished);
+        if finished {
+            join::complete(warp, done);
+            warp.sync();
+        }
+        self.restock();
         self.stats.cycles_running += ended.wrapping_sub(polls);
         self.stats.cycles_scheduling +=
             polls.wrapping_sub(start) + arch::clock().wrapping_sub(ended);
         Step::Worked
     }
 
-    /// Finds a batch: the warp's own fullest queue first, else a steal.
+    /// Finds a batch: what the last step's joins staged, else the warp's own fullest queue,
+    /// else a steal.
     fn refill(&mut self) -> bool {
         let warp = self.warp;
         let rt = warp.runtime();
+        if warp.shared().has_staged(rt.num_queues) {
+            self.batch = queue::fold(warp, false);
+            return true;
+        }
         let (me, rng) = (self.me, &mut self.rng);
         let [q, start, n, victim] = warp.leader(|| {
             if let Some([q, start, n]) = queue::pop_own(rt, warp.shared(), me, rng) {
@@ -249,7 +284,7 @@ impl<'w> Worker<'w> {
             return false;
         }
         let stolen = victim != me;
-        self.batch = warp.lanes(|lane| {
+        let ids = warp.lanes(|lane| {
             if lane >= n {
                 return NONE;
             }
@@ -259,7 +294,7 @@ impl<'w> Worker<'w> {
             }
             queue::read(rt, victim, q, start.wrapping_add(lane))
         });
-        self.batch_len = n;
+        self.batch = Batch { ids, len: n };
         if stolen {
             warp.sync();
             warp.leader(|| {
@@ -271,29 +306,19 @@ impl<'w> Worker<'w> {
         true
     }
 
-    /// Keeps the next batch from what this step staged and publishes the rest.
-    fn end_step(&mut self) {
+    /// Refills the warp's stash of free task ids for the next step.
+    fn restock(&mut self) {
         let warp = self.warp;
         let rt = warp.runtime();
         let me = self.me;
         let sample = self.steps.is_multiple_of(STOP_CHECK_STEPS);
         let peak = &mut self.stats.peak_live;
         pool::restock(warp);
-        let [q, start, n] = warp.leader(|| {
+        if sample {
             // Sampled with the stop check: a device-memory read every step would cost latency.
-            if sample {
-                *peak = (*peak).max(pool::live(rt, &warp.shared().pool, me));
-            }
-            queue::end_step(rt, warp.shared(), me)
-        });
-        self.batch = warp.lanes(|lane| {
-            if lane < n {
-                queue::read(rt, me, q, start.wrapping_add(lane))
-            } else {
-                NONE
-            }
-        });
-        self.batch_len = n;
+            let [live] = warp.leader(|| [pool::live(rt, &warp.shared().pool, me)]);
+            *peak = (*peak).max(live);
+        }
     }
 
     /// Writes this warp's statistics for the host.
@@ -310,9 +335,9 @@ impl<'w> Worker<'w> {
     }
 }
 
-/// Polls task `id` once on the calling lane and handles the outcome.
-#[inline]
-fn run_task(id: u32) {
+/// Polls task `id` once on the calling lane. Returns the task and its parent if it finished.
+#[inline(always)]
+fn run_task<R: TaskFunction>(id: u32) -> Done {
     let lane = arch::current_lane();
     let rt = lane.rt();
     // SAFETY: the calling lane owns its context.
@@ -323,24 +348,26 @@ fn run_task(id: u32) {
     let h = rt.header(id);
     // SAFETY: `id` was claimed by this warp and its record is visible (see the module docs).
     let poll = unsafe { (*h).poll };
-    // SAFETY: `poll` is the shim written with this record, for this record's future.
+    let root = record::poll_fn::<R>();
+    // SAFETY: `poll` is the shim written with this record, for this record's future; when it is
+    // the root function's shim, calling that shim by name is the same call.
     // `Some(false)`: suspended at a wait; `None`: abandoned after a panic (the launch aborts).
-    let finished = match arch::guard(|| unsafe { poll(h) }) {
+    let finished = match arch::guard(|| unsafe {
+        if core::ptr::fn_addr_eq(poll, root) {
+            root(h)
+        } else {
+            poll(h)
+        }
+    }) {
         Some(true) => join::returned(&lane, id),
         Some(false) | None => None,
     };
     // SAFETY: as above.
-    let ctx = unsafe { lane.ctx() };
-    if finished.is_some() || ctx.flags & WROTE != 0 {
-        // Release: the result, and the records, ring entries and headers this lane wrote, are
-        // visible before the task's parent learns of it and before the warp publishes them.
-        arch::fence();
-    }
-    if let Some(parent) = finished {
-        join::finish(&lane, id, parent);
-    }
-    // SAFETY: as above.
     unsafe { lane.ctx() }.task = NONE;
+    match finished {
+        Some(parent) => Done { task: id, parent },
+        None => Done::NOTHING,
+    }
 }
 
 const _: () = assert!(WARP_SIZE == 32);

@@ -11,7 +11,7 @@ use core::task::{Context, Poll};
 
 use crate::arch::{self, Warp};
 use crate::error::{ErrorCode, Failure, raise};
-use crate::lane::{FAILED, SUSPEND, WROTE};
+use crate::lane::{FAILED, SUSPEND};
 use crate::layout::ROOT_RESULT_BYTES;
 use crate::record::{self, MAX_ALIGN, NONE};
 use crate::{pool, queue};
@@ -213,7 +213,7 @@ pub fn prepare_wait(site: &'static Site, queue: Option<i128>) {
         (*h).resume_queue = resume as u16;
     }
     ctx.spawned = 0;
-    ctx.flags |= SUSPEND | WROTE;
+    ctx.flags |= SUSPEND;
 }
 
 /// Second half of `taskwait!`: suspends the task if [`prepare_wait`] asked for it. Zero-sized,

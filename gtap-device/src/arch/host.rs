@@ -115,6 +115,12 @@ impl LocalU32 {
         }
         hit
     }
+    /// [`LocalU32::fetch_add`]; on the GPU the lanes that call it together share one atomic.
+    /// Simulated lanes run one at a time, so here it is the plain add.
+    #[inline(always)]
+    pub fn fetch_add_warp(&self, v: u32) -> u32 {
+        self.fetch_add(v)
+    }
 }
 
 /// Acquire-release fence at GPU scope.
@@ -312,6 +318,18 @@ impl Warp {
     #[inline(always)]
     pub fn leader<const N: usize>(&self, f: impl FnOnce() -> [u32; N]) -> [u32; N] {
         f()
+    }
+
+    /// Whether `v` holds on any lane (a warp vote).
+    #[inline(always)]
+    pub fn any(&self, v: Lanes<bool>) -> bool {
+        v.iter().any(|&b| b)
+    }
+
+    /// Applies `f` to every lane's value: plain per-lane arithmetic of the scheduler.
+    #[inline(always)]
+    pub fn map<T: Copy, U: Copy>(v: Lanes<T>, f: impl FnMut(T) -> U) -> Lanes<U> {
+        v.map(f)
     }
 
     /// Warp barrier with memory ordering among the lanes (lanes run in turn on the CPU).
