@@ -284,7 +284,8 @@ pub(crate) fn restock(warp: &Warp) {
                 local.ready[(start + j) as usize].store(local.freed[j as usize].load());
             } else if j < moved + spilled {
                 // More of the warp's own ids came back than `ready` holds: through the ring.
-                free_to_ring(rt, local.freed[j as usize].load(), Ordering::Release);
+                // Relaxed: the step's fence already ordered every access to these slots.
+                free_to_ring(rt, local.freed[j as usize].load(), Ordering::Relaxed);
             } else if j < moved + spilled + from_ring {
                 let k = j - moved - spilled;
                 local.ready[(start + moved + k) as usize].store(take(rt, me, ring_at + k));

@@ -108,6 +108,26 @@ pub(crate) fn poll_fn<T: TaskFunction>() -> PollFn {
     of::<T, T::Args, _>(T::start)
 }
 
+/// Polls a record of task function `T`: the same as calling [`poll_fn::<T>()`](poll_fn), but a
+/// direct call that inlines, where the scheduler knows the function.
+///
+/// # Safety
+/// `h` is a record written by [`write`] for `T`, owned by the calling lane.
+#[inline(always)]
+pub(crate) unsafe fn poll_as<T: TaskFunction>(h: *mut Header) -> bool {
+    #[inline(always)]
+    unsafe fn with<T, A, F>(_start: fn(A) -> F, h: *mut Header) -> bool
+    where
+        T: TaskFunction,
+        F: Future<Output = T::Output>,
+    {
+        // SAFETY: per `poll_as`'s contract, `h` holds a `T` record with future `F`.
+        unsafe { poll_shim::<T, F>(h) }
+    }
+    // SAFETY: as above.
+    unsafe { with::<T, T::Args, _>(T::start, h) }
+}
+
 /// Polls the future of a record written by [`write`] for the same `T` and `F`.
 #[inline(always)]
 unsafe fn poll_shim<T, F>(h: *mut Header) -> bool

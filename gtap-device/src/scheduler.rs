@@ -27,6 +27,7 @@
 //! scheduler (no call through a pointer, no spilled registers) for the common single-function
 //! programs.
 
+use core::cell::UnsafeCell;
 use core::sync::atomic::Ordering;
 
 use crate::arch::{self, AtomicU32, LocalU32, WARP_SIZE, Warp};
@@ -95,6 +96,9 @@ pub struct WarpShared {
     pub(crate) heads: [LocalU32; MAX_QUEUES],
     /// The warp's task-id pool state.
     pub(crate) pool: PoolLocal,
+    /// The warp's statistics, kept here rather than in registers; only the leader lane touches
+    /// them ([`Worker::count`]).
+    pub(crate) stats: UnsafeCell<WarpStats>,
     /// One bit per lane that has not retired after a panic (GPU only: the CPU unwinds).
     #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
     pub(crate) live: LocalU32,
@@ -115,6 +119,7 @@ impl WarpShared {
             keep: [const { [const { LocalU32::new(0) }; KEEP as usize] }; MAX_QUEUES],
             heads: [const { LocalU32::new(0) }; MAX_QUEUES],
             pool: PoolLocal::new(),
+            stats: UnsafeCell::new(WarpStats::ZERO),
             live: LocalU32::new(u32::MAX),
         }
     }
@@ -174,7 +179,6 @@ pub struct Worker<'w> {
     batch: Batch,
     steps: u32,
     rng: u64,
-    stats: WarpStats,
 }
 
 impl<'w> Worker<'w> {
@@ -192,7 +196,6 @@ impl<'w> Worker<'w> {
             },
             steps: 0,
             rng: rng | 1,
-            stats: WarpStats::default(),
         }
     }
 
@@ -214,7 +217,8 @@ impl<'w> Worker<'w> {
                 Step::Idle => {
                     arch::backoff(idle_ns);
                     idle_ns = (idle_ns * 2).min(4096);
-                    self.stats.cycles_idle += arch::clock().wrapping_sub(start);
+                    let idle = arch::clock().wrapping_sub(start);
+                    self.count(|s| s.cycles_idle += idle);
                 }
                 Step::Stopped => break,
             }
@@ -248,8 +252,7 @@ impl<'w> Worker<'w> {
         });
         warp.sync();
         let ended = arch::clock();
-        self.stats.tasks += self.batch.len as u64;
-        self.stats.steps += 1;
+        let polled = self.batch.len as u64;
         let finished = warp.any(Warp::map(done, |d| d.task != NONE));
         self.batch = queue::fold(warp, finished);
         if finished {
@@ -257,9 +260,13 @@ impl<'w> Worker<'w> {
             warp.sync();
         }
         self.restock();
-        self.stats.cycles_running += ended.wrapping_sub(polls);
-        self.stats.cycles_scheduling +=
-            polls.wrapping_sub(start) + arch::clock().wrapping_sub(ended);
+        let now = arch::clock();
+        self.count(|s| {
+            s.tasks += polled;
+            s.steps += 1;
+            s.cycles_running += ended.wrapping_sub(polls);
+            s.cycles_scheduling += polls.wrapping_sub(start) + now.wrapping_sub(ended);
+        });
         Step::Worked
     }
 
@@ -279,7 +286,7 @@ impl<'w> Worker<'w> {
             }
             queue::try_steal(rt, me, rng).map_or([0, 0, 0, NONE], |[q, head, n, v]| [q, head, n, v])
         });
-        self.stats.steal_attempts += (victim != me) as u64;
+        self.count(|s| s.steal_attempts += (victim != me) as u64);
         if n == 0 {
             return false;
         }
@@ -301,7 +308,7 @@ impl<'w> Worker<'w> {
                 queue::end_steal(rt, victim, q, start, n);
                 []
             });
-            self.stats.steals += 1;
+            self.count(|s| s.steals += 1);
         }
         true
     }
@@ -311,26 +318,33 @@ impl<'w> Worker<'w> {
         let warp = self.warp;
         let rt = warp.runtime();
         let me = self.me;
-        let sample = self.steps.is_multiple_of(STOP_CHECK_STEPS);
-        let peak = &mut self.stats.peak_live;
         pool::restock(warp);
-        if sample {
+        if self.steps.is_multiple_of(STOP_CHECK_STEPS) {
             // Sampled with the stop check: a device-memory read every step would cost latency.
-            let [live] = warp.leader(|| [pool::live(rt, &warp.shared().pool, me)]);
-            *peak = (*peak).max(live);
+            let live = pool::live(rt, &warp.shared().pool, me);
+            self.count(|s| s.peak_live = s.peak_live.max(live));
         }
+    }
+
+    /// Updates the warp's statistics (on the leader lane only).
+    #[inline(always)]
+    fn count(&self, f: impl FnOnce(&mut WarpStats)) {
+        let stats = &self.warp.shared().stats;
+        self.warp.leader_only(|| {
+            // SAFETY: only the warp's leader lane touches its statistics.
+            f(unsafe { &mut *stats.get() })
+        });
     }
 
     /// Writes this warp's statistics for the host.
     pub fn finish(&self) {
         let rt = self.warp.runtime();
-        let mut stats = self.stats;
-        stats.spawned = pool::handed(&self.warp.shared().pool) as u64;
+        let spawned = pool::handed(&self.warp.shared().pool) as u64;
         let me = self.me;
-        self.warp.leader(|| {
+        self.count(|s| {
+            s.spawned = spawned;
             // SAFETY: each warp writes only its own statistics slot, once, at the end.
-            unsafe { rt.stats(me).write(stats) };
-            []
+            unsafe { rt.stats(me).write(*s) };
         });
     }
 }
@@ -348,13 +362,14 @@ fn run_task<R: TaskFunction>(id: u32) -> Done {
     let h = rt.header(id);
     // SAFETY: `id` was claimed by this warp and its record is visible (see the module docs).
     let poll = unsafe { (*h).poll };
-    let root = record::poll_fn::<R>();
     // SAFETY: `poll` is the shim written with this record, for this record's future; when it is
-    // the root function's shim, calling that shim by name is the same call.
+    // the root function's shim, the record is one of `R` and `poll_as::<R>` is the same call,
+    // inlined. (Written as two calls on purpose: one call through `if .. { a } else { b }` would
+    // let LLVM merge them back into a single call through a selected pointer.)
     // `Some(false)`: suspended at a wait; `None`: abandoned after a panic (the launch aborts).
     let finished = match arch::guard(|| unsafe {
-        if core::ptr::fn_addr_eq(poll, root) {
-            root(h)
+        if core::ptr::fn_addr_eq(poll, record::poll_fn::<R>()) {
+            record::poll_as::<R>(h)
         } else {
             poll(h)
         }

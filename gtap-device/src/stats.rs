@@ -25,3 +25,19 @@ pub struct WarpStats {
     /// Padding.
     pub _pad: u32,
 }
+
+impl WarpStats {
+    /// All counters zero.
+    pub const ZERO: WarpStats = WarpStats {
+        tasks: 0,
+        spawned: 0,
+        steals: 0,
+        steal_attempts: 0,
+        steps: 0,
+        cycles_running: 0,
+        cycles_scheduling: 0,
+        cycles_idle: 0,
+        peak_live: 0,
+        _pad: 0,
+    };
+}

@@ -158,12 +158,14 @@ pub fn shapes_kernel(n: u32) -> u64 {
     }
 }
 
-/// Spawns `k` leaf children onto queue 1 before joining them: with 2 queues of 32 ids each
-/// (64 slots per warp), more than 32 overflow the queue while the pool still has room.
+/// Spawns `k` leaf children onto queue 1 before joining them. A warp keeps the first 32 ids a
+/// step stages on a queue in shared memory; the rest go to the queue's ring. With 4 queues of
+/// 16 ids each (64 slots per warp), more than 48 children overflow the ring while the pool
+/// still has room.
 #[gtap::function]
 pub fn flood(k: u32) -> u32 {
-    let mut values = [0u32; 48];
-    for i in 0..k.min(48) {
+    let mut values = [0u32; 60];
+    for i in 0..k.min(60) {
         gtap::task!(queue(1), values[i as usize] = leaf(i));
     }
     gtap::taskwait!();

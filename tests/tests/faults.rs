@@ -40,10 +40,11 @@ fn exhausted_pool_is_a_typed_error_then_reset_runs_correctly() {
 
 #[test]
 fn queue_overflow_is_a_typed_error() {
-    for mut rt in runtimes() {
-        let e = device_error(rt.launch(flood_kernel, (40,)).unwrap_err());
+    // Four queues of 16 ids: 60 children on one queue are 32 kept by the warp and 28 in a ring.
+    for mut rt in runtimes_with(Config::new().num_queues(4).max_tasks_per_warp(64)) {
+        let e = device_error(rt.launch(flood_kernel, (60,)).unwrap_err());
         assert_eq!(e.kind, DeviceErrorKind::QueueOverflow);
-        assert_eq!((e.queue, e.limit), (Some(1), 32));
+        assert_eq!((e.queue, e.limit), (Some(1), 16));
         assert!(e.to_string().contains("raise max_tasks_per_warp"), "{e}");
         assert_eq!(rt.launch(flood_kernel, (20,)).unwrap().result, 190);
     }

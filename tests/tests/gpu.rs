@@ -174,15 +174,15 @@ fn bad_queue_index_and_panic_are_reported_and_the_runtime_survives() {
 
 #[test]
 fn queue_overflow_is_reported_and_the_runtime_survives() {
-    let config = Config::new().num_queues(2).max_tasks_per_warp(64);
+    let config = Config::new().num_queues(4).max_tasks_per_warp(64);
     let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, config) else {
         return;
     };
-    let e = device_error(rt.launch(gtap_tests::flood_kernel, (40,)).unwrap_err());
+    let e = device_error(rt.launch(gtap_tests::flood_kernel, (60,)).unwrap_err());
     println!("queue overflow: {e}");
     assert_eq!(
         (e.kind, e.queue, e.limit),
-        (DeviceErrorKind::QueueOverflow, Some(1), 32)
+        (DeviceErrorKind::QueueOverflow, Some(1), 16)
     );
     assert_eq!(
         rt.launch(gtap_tests::flood_kernel, (20,)).unwrap().result,

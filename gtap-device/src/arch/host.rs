@@ -320,6 +320,12 @@ impl Warp {
         f()
     }
 
+    /// Runs `f` once for the warp.
+    #[inline(always)]
+    pub fn leader_only(&self, f: impl FnOnce()) {
+        f()
+    }
+
     /// Whether `v` holds on any lane (a warp vote).
     #[inline(always)]
     pub fn any(&self, v: Lanes<bool>) -> bool {

@@ -477,6 +477,14 @@ impl Warp {
         r
     }
 
+    /// Runs `f` on the lowest live lane only (no result is shared).
+    #[inline(always)]
+    pub fn leader_only(&self, f: impl FnOnce()) {
+        if laneid() == self.shared().live.load().trailing_zeros() {
+            f();
+        }
+    }
+
     /// Whether `v` holds on any live lane (a warp vote).
     #[inline(always)]
     pub fn any(&self, v: Lanes<bool>) -> bool {
