@@ -85,7 +85,7 @@ struct RunArgs {
     /// `none`). Sizes above what can be resident are skipped.
     #[arg(long, value_delimiter = ',')]
     grid_sizes: Option<Vec<String>>,
-    /// The gtap commit measured (default: `$GTAP_COMMIT`, else `git rev-parse --short HEAD`).
+    /// The gtap commit measured (default: `$GTAP_COMMIT`, else the commit built from).
     #[arg(long)]
     commit: Option<String>,
     /// The GPU driver version (default: from the baseline log's `DEVICE` line).
@@ -98,9 +98,11 @@ struct RunArgs {
 
 #[derive(Parser)]
 struct ChartArgs {
-    /// A JSON file written by `gtap-bench run`.
-    json: PathBuf,
-    /// Directory for the PNG files (default: next to the JSON file).
+    /// JSON files written by `gtap-bench run` (several: one run split over device calls);
+    /// the charts are named after the first.
+    #[arg(required = true)]
+    json: Vec<PathBuf>,
+    /// Directory for the PNG files (default: next to the first JSON file).
     #[arg(long)]
     out_dir: Option<PathBuf>,
     /// A TrueType font for the labels (Debian's fonts-dejavu-core).
@@ -135,21 +137,12 @@ fn sweep<T: std::str::FromStr + Copy + Into<i64> + TryFrom<i64>>(
     Ok(out)
 }
 
+/// `$GTAP_COMMIT` if set, else the commit this binary was built from (see `build.rs`).
 fn default_commit() -> String {
-    if let Ok(c) = std::env::var("GTAP_COMMIT")
-        && !c.is_empty()
-    {
-        return c;
-    }
-    std::process::Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
+    std::env::var("GTAP_COMMIT")
         .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "unknown".into())
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| env!("GTAP_BENCH_COMMIT").to_string())
 }
 
 /// Today's date (UTC) as `YYYY-MM-DD`, from the days since 1970 (proleptic Gregorian).
@@ -219,14 +212,17 @@ fn run_command(a: RunArgs) -> Result<bool, String> {
 }
 
 fn charts_command(a: ChartArgs) -> Result<bool, String> {
-    let records = record::read(&a.json)?;
+    let mut records = Vec::new();
+    for path in &a.json {
+        records.extend(record::read(path)?);
+    }
+    let first = &a.json[0];
     let dir = a.out_dir.unwrap_or_else(|| {
-        a.json
+        first
             .parent()
             .map_or_else(|| PathBuf::from("."), |p| p.to_path_buf())
     });
-    let stem = a
-        .json
+    let stem = first
         .file_stem()
         .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
     for path in charts::draw_all(&records, &dir, &stem, &a.font)? {
