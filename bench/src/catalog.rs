@@ -169,6 +169,23 @@ pub fn catalog(o: &Options) -> Vec<Slot> {
     slots
 }
 
+/// GTaP's persistent grid for a label (its Makefiles' `GTAP_GRID_SIZE` blocks of
+/// `GTAP_BLOCK_SIZE` threads), for running gtap in GTaP's geometry; `None` for gtap-only rows.
+pub fn gtap_geometry(label: &str) -> Option<(u32, u32)> {
+    // `<name><number><variant>`, e.g. `fib` `40` `_cutoff14_q3`.
+    let (name, rest) = label.split_at(label.find(|c: char| c.is_ascii_digit())?);
+    let variant = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+    match (name, variant) {
+        ("fib", "") => Some((4000, 32)),
+        ("fib", s) if s.starts_with("_cutoff") => Some((4000, 32)),
+        ("nqueens", "") => Some((2000, 32)),
+        ("nqueens", s) if s.starts_with("_cutoff") => Some((2000, 32)),
+        ("tree", "_thread") | ("probtree", "_thread") => Some((1000, 64)),
+        ("tree", s) if s.starts_with("_epaq") => Some((2000, 32)),
+        _ => None,
+    }
+}
+
 /// A workload on a fixed grid size, for the scaling sweep: label `<label>_grid<g>`.
 struct OnGrid<W> {
     inner: W,
@@ -216,5 +233,18 @@ mod tests {
         assert!(labels.contains(&"fib24_cutoff2_q1".to_string()));
         assert!(labels.contains(&"fib20_grid2".to_string()));
         assert!(labels.contains(&"tree4_thread".to_string()));
+    }
+
+    #[test]
+    fn gtap_geometry_follows_gtap_s_makefiles() {
+        assert_eq!(gtap_geometry("fib40"), Some((4000, 32)));
+        assert_eq!(gtap_geometry("fib40_cutoff9_q1"), Some((4000, 32)));
+        assert_eq!(gtap_geometry("nqueens16"), Some((2000, 32)));
+        assert_eq!(gtap_geometry("nqueens16_cutoff7_q2"), Some((2000, 32)));
+        assert_eq!(gtap_geometry("tree22_thread"), Some((1000, 64)));
+        assert_eq!(gtap_geometry("probtree34_thread"), Some((1000, 64)));
+        assert_eq!(gtap_geometry("tree20_epaq_q3"), Some((2000, 32)));
+        assert_eq!(gtap_geometry("nqueens16_join"), None);
+        assert_eq!(gtap_geometry("fib35_grid8"), None);
     }
 }

@@ -75,6 +75,14 @@ struct RunArgs {
     /// Skip the CPU peers.
     #[arg(long)]
     no_cpu: bool,
+    /// Run gtap on GTaP's grid and block size per workload (e.g. 4000 blocks of 32 threads for
+    /// fib) instead of gtap's default (all resident blocks of 256 threads); grids that cannot
+    /// be resident are skipped (see `--max-registers`).
+    #[arg(long)]
+    gtap_geometry: bool,
+    /// Register cap for gtap's kernels (fewer registers let more blocks be resident).
+    #[arg(long)]
+    max_registers: Option<u32>,
     /// Cutoffs of the EPAQ fib sweep (default 2..=18; quick: 2,8; `none` for no sweep).
     #[arg(long, value_delimiter = ',')]
     fib_cutoffs: Option<Vec<String>>,
@@ -196,6 +204,8 @@ fn run_command(a: RunArgs) -> Result<bool, String> {
             (Some(TargetArg::None), _) => run::Target::None,
         },
         cpu_peers: !a.no_cpu,
+        gtap_geometry: a.gtap_geometry,
+        max_registers: a.max_registers,
         baseline_log: a.baseline_log,
         out_dir: a.out_dir,
         commit: a.commit.unwrap_or_else(default_commit),

@@ -38,6 +38,10 @@ pub struct Settings {
     pub target: Target,
     /// Whether to time the CPU peers.
     pub cpu_peers: bool,
+    /// Run gtap on GTaP's grid and block size for each workload instead of its own default.
+    pub gtap_geometry: bool,
+    /// Register cap for gtap's kernels, if any.
+    pub max_registers: Option<u32>,
     /// GTaP's log (the output of the baseline's `run.sh`), if any.
     pub baseline_log: Option<PathBuf>,
     /// Directory for the JSON file and `table.md`.
@@ -153,14 +157,26 @@ pub fn run(s: &Settings) -> Result<Report, String> {
         );
         if s.target != Target::None {
             let t = Instant::now();
-            match runtimes.get(&w.config()) {
+            let mut config = w.config();
+            let mut geometry = String::new();
+            if s.gtap_geometry
+                && let Some((grid, block)) = catalog::gtap_geometry(&label)
+            {
+                config = config.grid_size(grid).block_size(block);
+                geometry = format!("GTaP's geometry ({grid} x {block}); ");
+            }
+            if let Some(r) = s.max_registers {
+                config = config.max_registers(r);
+            }
+            match runtimes.get(&config) {
                 Ok(rt) => {
                     if device.is_none()
                         && let BackendKind::Gpu { device: name } = rt.backend()
                     {
                         device = Some(name);
                     }
-                    let o = protocol::gpu(w.as_mut(), rt, &s.protocol);
+                    let mut o = protocol::gpu(w.as_mut(), rt, &s.protocol);
+                    o.note.insert_str(0, &geometry);
                     report_line(&label, runner::GTAP, &o, t.elapsed());
                     measured.push((label.clone(), runner::GTAP, o));
                 }
