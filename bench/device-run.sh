@@ -34,6 +34,8 @@ base="${GTAP_BASELINE_DIR:-$root/target/gtap-baseline}"
 MAIN_LABELS=(fib40 fib40_cutoff14_q3 fib40_cutoff14_q1 nqueens16 tree22_thread tree22_block
     probtree34_thread probtree34_block nqueens16_cutoff7_q2 nqueens16_cutoff7_q1
     tree20_epaq_q3 tree20_epaq_q1)
+# gtap-only rows of the main part (no GTaP counterpart).
+MAIN_GTAP_ONLY=(nqueens16_join)
 FIB_CUTOFFS=2,3,4,5,6,7,8,9,10,11,12,13,15,16,17,18
 TREE_DEPTHS=(${GTAP_TREE_DEPTHS:-10 11 12 13 14 15 16 17 18 19 20 21})
 
@@ -79,7 +81,7 @@ for part in "${parts[@]}"; do
             ;;
         *) echo "device-run: unknown part '$part'" >&2; exit 2 ;;
     esac
-    [ "$part" = main ] && only+=("${MAIN_LABELS[@]}")
+    [ "$part" = main ] && only+=("${MAIN_LABELS[@]}" "${MAIN_GTAP_ONLY[@]}")
 done
 
 list="$(IFS=,; echo "${only[*]}")"

@@ -139,7 +139,7 @@ mod host {
 
     impl ProbTree {
         /// The tree of `depth` with `b` candidate children per node and `mem_ops` / `compute_iters`
-        /// per node (GTaP: 34, 3, 256, 256).
+        /// per node (GTaP: 34, 3, 256, 256). The sequential peer supports `b` up to 8.
         pub fn new(depth: i32, b: i32, mem_ops: i32, compute_iters: i32) -> Self {
             let (input, _indices) = tree_inputs();
             let mut nodes = Vec::new();
