@@ -1,483 +1,278 @@
-//! Benchmark harness: gtap kernel times on the GPU, measured as the GTaP paper does (CUDA events
-//! around the kernel, warm, median of repeated launches), next to CPU peers (sequential Rust,
-//! rayon, and gtap's own CPU executor) measured in the same run on the same machine. Every
-//! result is checked; a wrong result fails the run.
+//! `gtap-bench`: GTaP's evaluation workloads on gtap, side by side with GTaP's own runtime
+//! (from the log of the GTaP baseline's `run.sh`, run on the same GPU in the same device
+//! session) and with CPU peers (sequential Rust, rayon on all cores) on the same machine.
+//!
+//! * `gtap-bench run`: measures, prints the table, writes `<date>-<device>-<commit>.json` and
+//!   `table.md` into `--out-dir`; exits non-zero if any gtap or CPU-peer run failed its check.
+//! * `gtap-bench charts`: draws PNG charts from such a JSON file (no GPU needed).
 
-use std::fmt::Write as _;
-use std::hint::black_box;
+mod baseline;
+mod catalog;
+mod charts;
+mod protocol;
+mod record;
+mod run;
+mod stats;
+mod table;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::Duration;
 
-use clap::Parser;
-use gtap_examples::{DEVICE_CODE, fib, integrate, nqueens, tree};
-use gtap_host::{Config, CpuMode, Launch, Runtime};
+use clap::{Parser, Subcommand, ValueEnum};
 
-/// Benchmarks gtap against CPU peers.
+/// GTaP's workloads on gtap, next to GTaP's runtime and CPU peers.
 #[derive(Parser)]
-struct Args {
-    /// Timed repetitions per benchmark after the warm-up; the median is reported.
-    #[arg(long, default_value_t = 11)]
-    reps: usize,
-    /// Write the results as Markdown to this file.
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// The commit being measured, recorded with the results.
-    #[arg(long, default_value = "unknown")]
-    commit: String,
-    /// Run only benchmarks whose name contains this text.
-    #[arg(long)]
-    filter: Option<String>,
-    /// Skip the GPU even if there is one.
-    #[arg(long)]
-    cpu_only: bool,
-    /// Small problem sizes, for a quick check.
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Measure (GPU, CPU peers) and pair with a GTaP baseline log.
+    Run(RunArgs),
+    /// Draw PNG charts from a run's JSON file.
+    Charts(ChartArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TargetArg {
+    /// GPU 0 (an error if there is none).
+    Gpu,
+    /// gtap's parallel CPU executor (for checking the pipeline without a GPU).
+    CpuExecutor,
+    /// Skip gtap: CPU peers and the GTaP log only.
+    None,
+}
+
+#[derive(Parser)]
+struct RunArgs {
+    /// Small sizes (labels change accordingly); implies `--target cpu-executor` unless given.
     #[arg(long)]
     quick: bool,
-    /// Also time fib and N-Queens on the GPU under these register caps (0: the driver's
-    /// choice), to see how occupancy moves them.
+    /// Where gtap runs.
+    #[arg(long, value_enum)]
+    target: Option<TargetArg>,
+    /// The standard output of the GTaP baseline's `run.sh` (its `BENCH` lines) for this GPU.
+    #[arg(long)]
+    baseline_log: Option<PathBuf>,
+    /// Directory for the JSON file and `table.md`.
+    #[arg(long, default_value = "bench/results")]
+    out_dir: PathBuf,
+    /// Labels to run, comma-separated; a trailing `*` matches a prefix (`fib40_cutoff*`).
     #[arg(long, value_delimiter = ',')]
-    sweep_registers: Vec<u32>,
-    /// Register cap for the GPU benchmarks (0: the driver's choice).
-    #[arg(long, default_value_t = 0)]
-    max_registers: u32,
+    only: Vec<String>,
+    /// Untimed launches before the timed ones.
+    #[arg(long, default_value_t = 2)]
+    warmup: usize,
+    /// Timed launches (and the most timed runs of a CPU peer).
+    #[arg(long, default_value_t = 10)]
+    runs: usize,
+    /// Seconds a CPU peer may take per workload; slow peers do fewer runs (at least one).
+    #[arg(long, default_value_t = 20.0)]
+    cpu_budget_s: f64,
+    /// Skip the CPU peers.
+    #[arg(long)]
+    no_cpu: bool,
+    /// Run gtap on GTaP's grid and block size per workload (e.g. 4000 blocks of 32 threads for
+    /// fib) instead of gtap's default (all resident blocks of 256 threads); grids that cannot
+    /// be resident are skipped (see `--max-registers`).
+    #[arg(long)]
+    gtap_geometry: bool,
+    /// Register cap for gtap's kernels (fewer registers let more blocks be resident).
+    #[arg(long)]
+    max_registers: Option<u32>,
+    /// Cutoffs of the EPAQ fib sweep (default 2..=18; quick: 2,8; `none` for no sweep).
+    #[arg(long, value_delimiter = ',')]
+    fib_cutoffs: Option<Vec<String>>,
+    /// Heights of the binary-tree sweep (default 10..=21; quick: 6; `none`).
+    #[arg(long, value_delimiter = ',')]
+    tree_depths: Option<Vec<String>>,
+    /// Grid sizes of the fib(35) scaling sweep (default 8,16,33,66,132,198,264; quick: 1,2;
+    /// `none`). Sizes above what can be resident are skipped.
+    #[arg(long, value_delimiter = ',')]
+    grid_sizes: Option<Vec<String>>,
+    /// The gtap commit measured (default: `$GTAP_COMMIT`, else the commit built from).
+    #[arg(long)]
+    commit: Option<String>,
+    /// The GPU driver version (default: from the baseline log's `DEVICE` line).
+    #[arg(long)]
+    driver: Option<String>,
+    /// Date for the file name, `YYYY-MM-DD` (default: today, UTC).
+    #[arg(long)]
+    date: Option<String>,
 }
 
-struct Row {
-    bench: String,
-    runner: String,
-    times: Vec<f64>,
-    note: String,
+#[derive(Parser)]
+struct ChartArgs {
+    /// JSON files written by `gtap-bench run` (several: one run split over device calls);
+    /// the charts are named after the first.
+    #[arg(required = true)]
+    json: Vec<PathBuf>,
+    /// Directory for the PNG files (default: next to the first JSON file).
+    #[arg(long)]
+    out_dir: Option<PathBuf>,
+    /// A TrueType font for the labels (Debian's fonts-dejavu-core).
+    #[arg(long, default_value = charts::DEFAULT_FONT)]
+    font: PathBuf,
 }
 
-impl Row {
-    fn median(&self) -> f64 {
-        let mut t = self.times.clone();
-        t.sort_by(f64::total_cmp);
-        t[t.len() / 2]
-    }
-}
-
-struct Bench {
-    args: Args,
-    rows: Vec<Row>,
-    failures: Vec<String>,
-}
-
-impl Bench {
-    fn wants(&self, name: &str) -> bool {
-        self.args
-            .filter
-            .as_ref()
-            .is_none_or(|f| name.contains(f.as_str()))
-    }
-
-    /// Times `f` (which returns its result and its own time in ms) `reps` times after `warm`
-    /// untimed runs, checking every result.
-    fn time<T: PartialEq + std::fmt::Debug>(
-        &mut self,
-        bench: &str,
-        runner: &str,
-        warm: usize,
-        reps: usize,
-        want: &T,
-        mut f: impl FnMut() -> Result<(T, f64, String), String>,
-    ) {
-        let mut times = Vec::new();
-        let mut note = String::new();
-        for i in 0..warm + reps {
-            match f() {
-                Ok((got, ms, n)) if &got == want => {
-                    if i >= warm {
-                        times.push(ms);
-                        note = n;
-                    }
-                }
-                Ok((got, _, _)) => {
-                    self.failures.push(format!(
-                        "{bench} / {runner}: got {got:?}, expected {want:?}"
-                    ));
-                    return;
-                }
-                Err(e) => {
-                    self.failures.push(format!("{bench} / {runner}: {e}"));
-                    return;
+/// Parses a sweep list: numbers, `a..=b` ranges, or `none`.
+fn sweep<T: std::str::FromStr + Copy + Into<i64> + TryFrom<i64>>(
+    arg: &Option<Vec<String>>,
+    default: &[T],
+) -> Result<Vec<T>, String> {
+    let Some(items) = arg else {
+        return Ok(default.to_vec());
+    };
+    let mut out = Vec::new();
+    for item in items {
+        if item == "none" {
+            continue;
+        }
+        let parse = |s: &str| s.parse::<T>().map_err(|_| format!("bad sweep value `{s}`"));
+        match item.split_once("..=") {
+            Some((a, b)) => {
+                let (a, b) = (parse(a)?.into(), parse(b)?.into());
+                for v in a..=b {
+                    out.push(T::try_from(v).map_err(|_| format!("bad sweep value `{v}`"))?);
                 }
             }
+            None => out.push(parse(item)?),
         }
-        let row = Row {
-            bench: bench.into(),
-            runner: runner.into(),
-            times,
-            note,
-        };
-        println!(
-            "{:<34} {:<30} {:>11.3} ms  {}",
-            row.bench,
-            row.runner,
-            row.median(),
-            row.note
-        );
-        self.rows.push(row);
     }
-
-    fn cpu<T: PartialEq + std::fmt::Debug>(
-        &mut self,
-        bench: &str,
-        runner: &str,
-        reps: usize,
-        want: &T,
-        mut f: impl FnMut() -> T,
-    ) {
-        self.time(bench, runner, 1, reps, want, || {
-            let t = Instant::now();
-            let v = f();
-            Ok((v, t.elapsed().as_secs_f64() * 1e3, String::new()))
-        });
-    }
+    Ok(out)
 }
 
-fn gtap<T: Copy>(launch: gtap_host::Result<Launch<T>>) -> Result<(T, f64, String), String> {
-    let l = launch.map_err(|e| e.to_string())?;
-    let s = &l.stats;
-    Ok((
-        l.result,
-        s.kernel_ms,
-        format!(
-            "{} tasks, {:.1} tasks/step, time run/sched/idle {:.0}/{:.0}/{:.0}%, {} steals, peak {} live/warp of {}, {} warps, {} registers, pools {:.0} MiB, launch {:.2} ms",
-            s.tasks_spawned,
-            s.tasks_polled as f64 / s.steps.max(1) as f64,
-            s.time_shares[0] * 100.0,
-            s.time_shares[1] * 100.0,
-            s.time_shares[2] * 100.0,
-            s.steals,
-            s.peak_live_per_warp,
-            s.slots_per_warp,
-            s.warps,
-            s.registers,
-            s.pool_bytes as f64 / (1u64 << 20) as f64,
-            s.launch_ms
-        ),
-    ))
+/// `$GTAP_COMMIT` if set, else the commit this binary was built from (see `build.rs`).
+fn default_commit() -> String {
+    std::env::var("GTAP_COMMIT")
+        .ok()
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| env!("GTAP_BENCH_COMMIT").to_string())
 }
 
-fn fib_rec(n: u32) -> u64 {
-    if n < 2 {
-        n as u64
-    } else {
-        fib_rec(n - 1) + fib_rec(n - 2)
-    }
+/// Today's date (UTC) as `YYYY-MM-DD`, from the days since 1970 (proleptic Gregorian).
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
 }
 
-fn fib_join(n: u32, cutoff: u32) -> u64 {
-    if n < 2 || n <= cutoff {
-        return fib_rec(n);
+fn run_command(a: RunArgs) -> Result<bool, String> {
+    let q = a.quick;
+    let settings = run::Settings {
+        catalog: catalog::Options {
+            quick: q,
+            fib_cutoffs: sweep(
+                &a.fib_cutoffs,
+                &if q { vec![2, 8] } else { (2..=18).collect() },
+            )?,
+            tree_depths: sweep(
+                &a.tree_depths,
+                &if q { vec![6] } else { (10..=21).collect() },
+            )?,
+            grid_sizes: sweep(
+                &a.grid_sizes,
+                if q {
+                    &[1, 2]
+                } else {
+                    &[8, 16, 33, 66, 132, 198, 264]
+                },
+            )?,
+        },
+        only: a.only,
+        protocol: protocol::Protocol {
+            warmup: a.warmup,
+            runs: a.runs.max(1),
+            cpu_budget: Duration::from_secs_f64(a.cpu_budget_s.max(0.0)),
+        },
+        target: match (a.target, q) {
+            (Some(TargetArg::Gpu), _) | (None, false) => run::Target::Gpu,
+            (Some(TargetArg::CpuExecutor), _) | (None, true) => run::Target::CpuExecutor,
+            (Some(TargetArg::None), _) => run::Target::None,
+        },
+        cpu_peers: !a.no_cpu,
+        gtap_geometry: a.gtap_geometry,
+        max_registers: a.max_registers,
+        baseline_log: a.baseline_log,
+        out_dir: a.out_dir,
+        commit: a.commit.unwrap_or_else(default_commit),
+        driver: a.driver,
+        date: a.date.unwrap_or_else(today),
+    };
+    let report = run::run(&settings)?;
+    println!("\n{}", report.table);
+    println!("records: {}", report.json.display());
+    for f in &report.failures {
+        println!("FAILED: {f}");
     }
-    let (a, b) = rayon::join(|| fib_join(n - 1, cutoff), || fib_join(n - 2, cutoff));
-    a + b
+    Ok(report.failures.is_empty())
 }
 
-fn nq_rayon(n: u32, row: u32, cols: u32, left: u32, right: u32, cutoff: u32) -> u64 {
-    use rayon::prelude::*;
-    if row >= cutoff {
-        return nqueens::nqueens_seq(n, row, cols, left, right);
+fn charts_command(a: ChartArgs) -> Result<bool, String> {
+    let mut records = Vec::new();
+    for path in &a.json {
+        records.extend(record::read(path)?);
     }
-    let mut avail = ((1u32 << n) - 1) & !(cols | left | right);
-    let mut moves = Vec::new();
-    while avail != 0 {
-        let p = avail & avail.wrapping_neg();
-        avail &= avail - 1;
-        moves.push(p);
+    let first = &a.json[0];
+    let dir = a.out_dir.unwrap_or_else(|| {
+        first
+            .parent()
+            .map_or_else(|| PathBuf::from("."), |p| p.to_path_buf())
+    });
+    let stem = first
+        .file_stem()
+        .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
+    for path in charts::draw_all(&records, &dir, &stem, &a.font)? {
+        println!("wrote {}", path.display());
     }
-    moves
-        .into_par_iter()
-        .map(|p| {
-            nq_rayon(
-                n,
-                row + 1,
-                cols | p,
-                (left | p) << 1,
-                (right | p) >> 1,
-                cutoff,
-            )
-        })
-        .sum()
-}
-
-fn tree_rayon(node: u32, height: u32, iters: u32) -> u64 {
-    let own = tree::node_work(node, iters);
-    if height == 0 {
-        return own;
-    }
-    let (l, r) = rayon::join(
-        || tree_rayon(2 * node + 1, height - 1, iters),
-        || tree_rayon(2 * node + 2, height - 1, iters),
-    );
-    l.wrapping_add(r).wrapping_add(own)
+    Ok(true)
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    let q = args.quick;
-    let reps = args.reps.max(1);
-    let mut b = Bench {
-        args,
-        rows: Vec::new(),
-        failures: Vec::new(),
+    let result = match Cli::parse().command {
+        Command::Run(a) => run_command(a),
+        Command::Charts(a) => charts_command(a),
     };
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    println!(
-        "{:<34} {:<30} {:>14}  notes",
-        "benchmark", "runner", "median"
-    );
-
-    let gpu_config = match b.args.max_registers {
-        0 => Config::new(),
-        r => Config::new().max_registers(r),
-    };
-    let mut gpu = if b.args.cpu_only {
-        None
-    } else {
-        match Runtime::gpu(&DEVICE_CODE, &gpu_config) {
-            Ok(rt) => Some(rt),
-            Err(e) => {
-                println!("(no GPU benchmarks: {e})");
-                None
-            }
-        }
-    };
-    let device = gpu
-        .as_ref()
-        .map(|rt| format!("{:?}", rt.backend()))
-        .unwrap_or_else(|| "none".into());
-
-    // Occupancy sweep: the same kernels under several register caps.
-    for &regs in &b.args.sweep_registers.clone() {
-        if gpu.is_none() {
-            break;
-        }
-        let config = if regs == 0 {
-            Config::new()
-        } else {
-            Config::new().max_registers(regs)
-        };
-        let Ok(mut rt) = Runtime::gpu(&DEVICE_CODE, &config) else {
-            b.failures.push(format!("no runtime with {regs} registers"));
-            continue;
-        };
-        let cap = if regs == 0 {
-            "driver's choice".to_string()
-        } else {
-            format!("cap {regs}")
-        };
-        let (n, want) = if q {
-            (30, fib::fib_seq(30))
-        } else {
-            (40, fib::fib_seq(40))
-        };
-        b.time(
-            &format!("sweep: fib({n})"),
-            &format!("registers {cap}"),
-            1,
-            5,
-            &want,
-            || gtap(rt.launch(fib::fib_kernel, (n,))),
-        );
-        let (nq, cut, want) = if q {
-            (11, 4, 2680)
-        } else {
-            (16, 7, 14_772_512)
-        };
-        b.time(
-            &format!("sweep: N-Queens({nq})"),
-            &format!("registers {cap}"),
-            1,
-            5,
-            &want,
-            || gtap(rt.launch(nqueens::nqueens_kernel, (nq, cut))),
-        );
-    }
-
-    // fib without cutoff: every call a task.
-    let n = if q { 30 } else { 40 };
-    let name = format!("fib({n}), no cutoff");
-    if b.wants(&name) {
-        let want = fib::fib_seq(n);
-        if let Some(rt) = gpu.as_mut() {
-            b.time(&name, "gtap GPU, 1 queue", 2, reps, &want, || {
-                gtap(rt.launch(fib::fib_kernel, (n,)))
-            });
-        }
-        b.cpu(&name, "sequential Rust", 3, &want, || fib_rec(black_box(n)));
-        b.cpu(
-            &name,
-            &format!("rayon::join ({cpus} threads)"),
-            3,
-            &want,
-            || fib_join(black_box(n), 1),
-        );
-        b.cpu(&name, "rayon::join, cutoff 20", reps, &want, || {
-            fib_join(black_box(n), 20)
-        });
-    }
-
-    // fib with cutoff 14: divergence-aware queues against one queue.
-    let name = format!("fib({n}), cutoff 14");
-    if b.wants(&name) {
-        let want = fib::fib_seq(n);
-        for queues in [1, 3] {
-            if gpu.is_some() {
-                let mut rt =
-                    Runtime::gpu(&DEVICE_CODE, &gpu_config.clone().num_queues(queues)).unwrap();
-                b.time(
-                    &name,
-                    &format!("gtap GPU, {queues} queue(s)"),
-                    2,
-                    reps,
-                    &want,
-                    || gtap(rt.launch(fib::fib_cutoff_kernel, (n, 14))),
-                );
-            }
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("gtap-bench: {e}");
+            ExitCode::FAILURE
         }
     }
+}
 
-    // The CPU executor as the fallback, against rayon::join (issue: fib(32)).
-    let n32 = if q { 26 } else { 32 };
-    let name = format!("fib({n32}) on the CPU");
-    if b.wants(&name) {
-        let want = fib::fib_seq(n32);
-        let mut rt = Runtime::cpu(CpuMode::Parallel, &Config::new()).unwrap();
-        b.time(
-            &name,
-            &format!("gtap CPU executor ({cpus} warps)"),
-            1,
-            reps,
-            &want,
-            || gtap(rt.launch(fib::fib_kernel, (n32,))),
-        );
-        b.cpu(
-            &name,
-            &format!("rayon::join ({cpus} threads)"),
-            reps,
-            &want,
-            || fib_join(black_box(n32), 1),
-        );
-        b.cpu(&name, "sequential Rust", reps, &want, || {
-            fib_rec(black_box(n32))
-        });
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweeps_parse_lists_ranges_and_none() {
+        let v = |s: &[&str]| Some(s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+        assert_eq!(sweep::<i32>(&v(&["2..=4", "9"]), &[]), Ok(vec![2, 3, 4, 9]));
+        assert_eq!(sweep::<i32>(&v(&["none"]), &[1]), Ok(vec![]));
+        assert_eq!(sweep::<u32>(&None, &[7]), Ok(vec![7]));
+        assert!(sweep::<u32>(&v(&["x"]), &[]).is_err());
     }
 
-    // N-Queens(16) with cutoff depth 7.
-    let (nq, cut) = if q { (11, 4) } else { (16, 7) };
-    let name = format!("N-Queens({nq}), cutoff {cut}");
-    if b.wants(&name) {
-        let want = [
-            1u64, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365596, 2279184, 14772512,
-        ][nq as usize - 1];
-        if let Some(rt) = gpu.as_mut() {
-            b.time(&name, "gtap GPU, 1 queue", 2, reps, &want, || {
-                gtap(rt.launch(nqueens::nqueens_kernel, (nq, cut)))
-            });
-        }
-        b.cpu(
-            &name,
-            &format!("rayon, cutoff {cut} ({cpus} threads)"),
-            reps.min(5),
-            &want,
-            || nq_rayon(nq, 0, 0, 0, 0, cut),
-        );
-        b.cpu(&name, "sequential Rust", 1, &want, || {
-            nqueens::nqueens_seq(black_box(nq), 0, 0, 0, 0)
-        });
-    }
-
-    // Binary tree with synthetic work per node.
-    let (h, iters) = if q { (14, 64) } else { (22, 64) };
-    let name = format!("binary tree, height {h}");
-    if b.wants(&name) {
-        let mut want_out = vec![0u64; (1 << (h + 1)) - 1];
-        let want = tree::tree_visit_seq(h, iters, &mut want_out);
-        if let Some(rt) = gpu.as_mut() {
-            let mut out = rt.alloc_filled(want_out.len(), 0u64).unwrap();
-            let slice = out.slice_mut();
-            b.time(&name, "gtap GPU, 1 queue", 2, reps, &want, || {
-                gtap(rt.launch(tree::tree_kernel, (h, iters, slice)))
-            });
-            if rt.download(&out).unwrap() != want_out {
-                b.failures.push(format!("{name}: node values differ"));
-            }
-        }
-        b.cpu(&name, "sequential Rust", 3, &want, || {
-            tree::tree_visit_seq(h, iters, &mut want_out)
-        });
-        b.cpu(
-            &name,
-            &format!("rayon::join ({cpus} threads)"),
-            reps,
-            &want,
-            || tree_rayon(0, h, iters),
-        );
-    }
-
-    // Adaptive integration.
-    let eps = if q { 1e-9 } else { 1e-12 };
-    let name = format!("integrate, eps {eps:e}");
-    if b.wants(&name) {
-        let want = integrate::integrate_seq(-1.0, 1.0, eps).to_bits();
-        if let Some(rt) = gpu.as_mut() {
-            b.time(&name, "gtap GPU, 1 queue", 2, reps, &want, || {
-                gtap(rt.launch(integrate::integrate_kernel, (-1.0, 1.0, eps)))
-                    .map(|(v, t, n)| (v.to_bits(), t, n))
-            });
-        }
-        b.cpu(&name, "sequential Rust", 3, &want, || {
-            integrate::integrate_seq(-1.0, black_box(1.0), eps).to_bits()
-        });
-    }
-
-    let mut md = String::new();
-    let _ = writeln!(md, "# gtap benchmarks\n");
-    let _ = writeln!(md, "- commit: `{}`", b.args.commit);
-    let _ = writeln!(md, "- GPU: {device}");
-    let _ = writeln!(md, "- CPU threads: {cpus}");
-    let _ = writeln!(
-        md,
-        "- method: gtap GPU times are kernel time from CUDA events, after 2 warm-up launches, median of {reps}; CPU peers are wall time after 1 warm-up run; every result verified against a sequential reference\n"
-    );
-    let _ = writeln!(
-        md,
-        "| benchmark | runner | median ms | min ms | max ms | runs | notes |"
-    );
-    let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---|");
-    for r in &b.rows {
-        let (min, max) = r
-            .times
-            .iter()
-            .fold((f64::MAX, 0f64), |(a, z), &t| (a.min(t), z.max(t)));
-        let _ = writeln!(
-            md,
-            "| {} | {} | {:.3} | {:.3} | {:.3} | {} | {} |",
-            r.bench,
-            r.runner,
-            r.median(),
-            min,
-            max,
-            r.times.len(),
-            r.note
-        );
-    }
-    if let Some(path) = &b.args.out
-        && let Err(e) = std::fs::write(path, &md)
-    {
-        eprintln!("cannot write {}: {e}", path.display());
-    }
-    if b.failures.is_empty() {
-        println!("all results verified");
-        ExitCode::SUCCESS
-    } else {
-        for f in &b.failures {
-            println!("FAILED: {f}");
-        }
-        ExitCode::FAILURE
+    #[test]
+    fn today_is_a_date() {
+        let d = today();
+        assert_eq!(d.len(), 10);
+        assert!(d.starts_with("20"));
     }
 }

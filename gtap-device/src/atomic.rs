@@ -1,4 +1,4 @@
-//! Atomic read-modify-writes on elements of a [`SliceMut`], for task code that shares counters
+//! Atomic read-modify-writes and stores on elements of a [`SliceMut`], for task code that shares counters
 //! or minima between tasks (a solution count, a BFS depth).
 //!
 //! Every operation is relaxed and has device (GPU) scope: it is atomic with respect to every
@@ -16,6 +16,10 @@ pub trait AtomicElement: Copy + sealed::Sealed + 'static {
     /// # Safety
     /// `p` points to a live, aligned element that is only accessed atomically meanwhile.
     unsafe fn rmw(p: *mut Self, op: Op, v: Self) -> Self;
+    #[doc(hidden)]
+    /// # Safety
+    /// As for `rmw`.
+    unsafe fn store(p: *mut Self, v: Self);
 }
 
 #[doc(hidden)]
@@ -48,6 +52,12 @@ macro_rules! host_rmw {
                     Op::Max => a.fetch_max(v, Relaxed),
                 }
             }
+            #[inline(always)]
+            unsafe fn store(p: *mut Self, v: Self) {
+                use core::sync::atomic::Ordering::Relaxed;
+                // SAFETY: per the contract, `p` is live, aligned and only accessed atomically.
+                unsafe { <$atomic>::from_ptr(p) }.store(v, Relaxed)
+            }
         }
     };
 }
@@ -60,7 +70,7 @@ host_rmw!(u64, core::sync::atomic::AtomicU64);
 
 #[cfg(target_arch = "nvptx64")]
 macro_rules! ptx_rmw {
-    ($t:ty, $reg:ident, $add:literal, $min:literal, $max:literal) => {
+    ($t:ty, $reg:ident, $add:literal, $min:literal, $max:literal, $st:literal) => {
         impl AtomicElement for $t {
             #[inline(always)]
             unsafe fn rmw(p: *mut Self, op: Op, v: Self) -> Self {
@@ -77,15 +87,21 @@ macro_rules! ptx_rmw {
                 }
                 old
             }
+            #[inline(always)]
+            unsafe fn store(p: *mut Self, v: Self) {
+                // SAFETY: per the contract, `p` is a live, aligned element; a relaxed store at
+                // GPU scope is a single indivisible store.
+                unsafe { core::arch::asm!(concat!("st.relaxed.gpu.", $st, " [{p}], {v};"), p = in(reg64) p, v = in($reg) v) }
+            }
         }
     };
 }
 #[cfg(target_arch = "nvptx64")]
-ptx_rmw!(u32, reg32, "add.u32", "min.u32", "max.u32");
+ptx_rmw!(u32, reg32, "add.u32", "min.u32", "max.u32", "u32");
 #[cfg(target_arch = "nvptx64")]
-ptx_rmw!(i32, reg32, "add.s32", "min.s32", "max.s32");
+ptx_rmw!(i32, reg32, "add.s32", "min.s32", "max.s32", "s32");
 #[cfg(target_arch = "nvptx64")]
-ptx_rmw!(u64, reg64, "add.u64", "min.u64", "max.u64");
+ptx_rmw!(u64, reg64, "add.u64", "min.u64", "max.u64", "u64");
 
 impl<T: AtomicElement> SliceMut<T> {
     #[inline(always)]
@@ -137,5 +153,26 @@ impl<T: AtomicElement> SliceMut<T> {
     #[inline(always)]
     pub fn atomic_max(&self, i: usize, v: T) -> T {
         self.rmw(i, Op::Max, v)
+    }
+
+    /// Atomically stores `v` into element `i`: concurrent stores to one element leave one of
+    /// the stored values (the last writer wins), never a torn mixture.
+    ///
+    /// ```
+    /// let mut slot = [0u64; 1];
+    /// // SAFETY: `slot` outlives the view and is only used through it.
+    /// let view = unsafe { gtap_device::SliceMut::from_raw_parts(slot.as_mut_ptr(), 1) };
+    /// view.atomic_store(0, 9);
+    /// assert_eq!(view.atomic_add(0, 0), 9);
+    /// ```
+    ///
+    /// # Panics
+    /// If `i` is out of bounds.
+    #[inline(always)]
+    pub fn atomic_store(&self, i: usize, v: T) {
+        assert!(i < self.len(), "gtap::SliceMut index out of bounds");
+        // SAFETY: in bounds; element `i` is only accessed atomically while tasks use these
+        // methods.
+        unsafe { T::store(self.as_mut_ptr().add(i), v) }
     }
 }

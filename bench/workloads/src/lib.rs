@@ -12,12 +12,17 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod fib;
+pub mod node_work;
+pub mod nqueens;
+pub mod probtree;
+pub mod tree;
+
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod measure;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod rng;
 
 /// The PTX of this crate's kernels, built by `build.rs` (or why there is none).
 #[cfg(not(target_arch = "nvptx64"))]
 pub static DEVICE_CODE: gtap::DeviceCode = gtap::device_code!();
-
-// The device build takes gtap's panic handler from this link, even before a module uses gtap.
-use gtap as _;

@@ -34,3 +34,71 @@ pub trait Workload {
     /// One run of a rayon version on all cores (same algorithm and cutoffs), verified.
     fn rayon(&mut self) -> Result<Sample, String>;
 }
+
+/// `Ok` when `got == want`, otherwise what differs.
+pub fn check<T: PartialEq + core::fmt::Debug>(got: T, want: T) -> Result<(), String> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(std::format!("got {got:?}, expected {want:?}"))
+    }
+}
+
+/// The sample of a GPU launch: its kernel time, whole-call time and scheduler statistics;
+/// `verdict` says whether its output matched (a mismatch is a sample with `verified: false`).
+pub fn gpu_sample<T>(
+    launch: &gtap_host::Launch<T>,
+    verdict: Result<(), String>,
+) -> Result<Sample, String> {
+    let s = &launch.stats;
+    let stats = std::format!(
+        "{} tasks, {} steals, peak {} live/warp of {}, {} blocks x {} threads, {} queues, {} registers",
+        s.tasks_spawned,
+        s.steals,
+        s.peak_live_per_warp,
+        s.slots_per_warp,
+        s.blocks,
+        s.block_size,
+        s.num_queues,
+        s.registers
+    );
+    Ok(Sample {
+        ms: s.kernel_ms,
+        launch_ms: s.launch_ms,
+        verified: verdict.is_ok(),
+        note: match verdict {
+            Ok(()) => stats,
+            Err(why) => why,
+        },
+    })
+}
+
+/// Times `run` (wall clock) and checks its output with `verify`, outside the timed region.
+pub fn cpu_sample<T>(
+    run: impl FnOnce() -> T,
+    verify: impl FnOnce(T) -> Result<(), String>,
+) -> Result<Sample, String> {
+    let start = std::time::Instant::now();
+    let out = run();
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    let verdict = verify(out);
+    Ok(Sample {
+        ms,
+        launch_ms: ms,
+        verified: verdict.is_ok(),
+        note: verdict.err().unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mismatch_is_not_verified() {
+        assert!(check(3, 3).is_ok());
+        let s = cpu_sample(|| 2 + 2, |v| check(v, 5)).unwrap();
+        assert!(!s.verified);
+        assert_eq!(s.note, "got 4, expected 5");
+    }
+}

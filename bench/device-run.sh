@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Side-by-side run on the GPU machine, in one device call: GTaP's own runtime (the baseline's
+# run.sh and binaries) and then gtap-bench on the same GPU, writing everything into OUT_DIR.
+#
+#   bench/device-run.sh OUT_DIR [PART...]
+#
+# PARTs (default: all four, about 9 minutes on an H200; split into two calls, e.g.
+# `main` and `fib-sweep tree-sweep scaling`, to stay well inside a 10-minute call):
+#   main        the main workloads: GTaP labels in MAIN_LABELS, gtap, CPU peers   (~5 min)
+#   fib-sweep   EPAQ fib(40), cutoffs 2..18, 1 and 3 queues, gtap and GTaP         (~3 min)
+#   tree-sweep  binary tree heights 10..21, gtap and GTaP                          (~1 min)
+#   scaling     gtap fib(35) over grid sizes                                       (<1 min)
+#
+# Needs (carried from the build machine, paths relative to the repository root):
+#   target/release/gtap-bench   built with GTAP_ARCH=sm_90 (cargo build --release -p gtap-bench)
+#   target/gtap-baseline/       the GTaP baseline (bench/build-baseline.sh)
+# Environment: GTAP_BENCH, GTAP_BASELINE_DIR override those paths; GTAP_TREE_DEPTHS (space-
+# separated) the tree-sweep heights of GTaP's side; GTAP_BENCH_ARGS adds
+# arguments to `gtap-bench run` (e.g. "--cpu-budget-s 10").
+#
+# OUT_DIR receives: gtap-baseline.log (run.sh's output), gtap-bench.log, the JSON records
+# (<date>-<device>-<commit>.json), table.md, and timings.txt (seconds per step).
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="${1:?usage: bench/device-run.sh OUT_DIR [main|fib-sweep|tree-sweep|scaling]...}"
+shift
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(main fib-sweep tree-sweep scaling)
+bench="${GTAP_BENCH:-$root/target/release/gtap-bench}"
+base="${GTAP_BASELINE_DIR:-$root/target/gtap-baseline}"
+
+# GTaP labels of the main comparison (run.sh labels). Workloads ported later add theirs here.
+MAIN_LABELS=(fib40 fib40_cutoff14_q3 fib40_cutoff14_q1 nqueens16 tree22_thread tree22_block
+    probtree34_thread probtree34_block nqueens16_cutoff7_q2 nqueens16_cutoff7_q1
+    tree20_epaq_q3 tree20_epaq_q1)
+# gtap-only rows of the main part (no GTaP counterpart).
+MAIN_GTAP_ONLY=(nqueens16_join)
+FIB_CUTOFFS=2,3,4,5,6,7,8,9,10,11,12,13,15,16,17,18
+TREE_DEPTHS=(${GTAP_TREE_DEPTHS:-10 11 12 13 14 15 16 17 18 19 20 21})
+
+mkdir -p "$out"
+[ -x "$bench" ] || { echo "device-run: no gtap-bench at $bench" >&2; exit 2; }
+[ -x "$base/run.sh" ] || { echo "device-run: no GTaP baseline at $base (bench/build-baseline.sh)" >&2; exit 2; }
+: >"$out/timings.txt"
+log="$out/gtap-baseline.log"
+: >"$log"
+
+baseline() { # baseline COMMAND...: appends its output to the log, shows its BENCH lines
+    "$@" 2>&1 | tee -a "$log" | grep '^BENCH '
+    return "${PIPESTATUS[0]}"
+}
+
+timed() { # timed NAME COMMAND...: runs it, records its seconds
+    local name="$1" start=$SECONDS rc
+    shift
+    "$@"
+    rc=$?
+    echo "$name: $((SECONDS - start)) s (exit $rc)" | tee -a "$out/timings.txt"
+    return $rc
+}
+
+only=()
+for part in "${parts[@]}"; do
+    case "$part" in
+        main)
+            timed "GTaP main" baseline "$base/run.sh" "${MAIN_LABELS[@]}"
+            ;;
+        fib-sweep)
+            timed "GTaP fib-sweep" baseline "$base/run.sh" --fib-cutoffs "$FIB_CUTOFFS"
+            only+=("fib40_cutoff*")
+            ;;
+        tree-sweep)
+            for d in "${TREE_DEPTHS[@]}"; do
+                timed "GTaP tree${d}_thread" baseline "$base/gtap_tree_thread" "$d" 256 256
+                only+=("tree${d}_thread")
+            done
+            ;;
+        scaling)
+            only+=("fib35_grid*")
+            ;;
+        *) echo "device-run: unknown part '$part'" >&2; exit 2 ;;
+    esac
+    [ "$part" = main ] && only+=("${MAIN_LABELS[@]}" "${MAIN_GTAP_ONLY[@]}")
+done
+
+list="$(IFS=,; echo "${only[*]}")"
+run_bench() {
+    # shellcheck disable=SC2086 # GTAP_BENCH_ARGS is a list of words
+    "$bench" run --baseline-log "$log" --out-dir "$out" --only "$list" ${GTAP_BENCH_ARGS:-} 2>&1 |
+        tee "$out/gtap-bench.log"
+    return "${PIPESTATUS[0]}"
+}
+timed "gtap-bench" run_bench
+status=$?
+echo "--- timings"; cat "$out/timings.txt"
+exit $status

@@ -1,0 +1,104 @@
+//! The synthetic per-node work of GTaP's tree benchmarks (`do_memory_and_compute` and the
+//! EPAQ tree's divergent variants), written once and used by the task functions, the
+//! sequential references and the rayon peers alike, so every runner computes bit-identical
+//! node values.
+//!
+//! Floating point: GTaP calls `fma` in `mix_fma`, and [`gtap::math::fma`] is that single
+//! rounding on both sides; every other addition (the `acc` sum) stays a separate add, which
+//! Rust never contracts into an FMA.
+
+use core::ops::Index;
+
+/// GTaP's `mix_fma`.
+#[inline(always)]
+fn mix_fma(x: f64) -> f64 {
+    gtap::math::fma(x, 1.000_000_119_209_289_6, 0.999_999_940_395_355_2)
+}
+
+/// GTaP's `xorshift32`.
+#[inline(always)]
+pub fn xorshift32(mut x: u32) -> u32 {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    x
+}
+
+/// GTaP's `hash32` (the EPAQ tree's node classifier and queue clause, the B-ary tree's seed
+/// and sink slot).
+#[inline(always)]
+pub fn hash32(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^= x >> 16;
+    x
+}
+
+/// The memory part: `mem_ops` pseudo-random loads from `input` (a power-of-two length),
+/// summed in order.
+#[inline(always)]
+fn memory_part<I: Index<usize, Output = f64> + ?Sized>(
+    input: &I,
+    input_len: usize,
+    seed: u32,
+    mem_ops: i32,
+) -> f64 {
+    let mask = (input_len as u32).wrapping_sub(1);
+    let mut acc = 0.0;
+    for m in 0..mem_ops {
+        let r = xorshift32(seed.wrapping_add((m as u32).wrapping_mul(747_796_405)));
+        acc += input[(r & mask) as usize];
+    }
+    acc
+}
+
+/// The compute part: `compute_iters` rounds of `mix_fma`, folded into `mix`.
+#[inline(always)]
+fn compute_part(seed: u32, mut mix: u32, compute_iters: i32) -> f64 {
+    for it in 0..compute_iters {
+        let x = xorshift32(seed.wrapping_add((it as u32).wrapping_mul(747_796_405))) as f64;
+        let y = mix_fma(x);
+        mix ^= y.to_bits() as u32;
+    }
+    mix as f64
+}
+
+/// GTaP's `do_memory_and_compute` (binary tree and B-ary tree): loads, then compute seeded by
+/// the node and the loaded sum. `(uint32_t)acc` saturates in PTX, as Rust's `as` does.
+#[inline(always)]
+pub fn do_memory_and_compute<I: Index<usize, Output = f64> + ?Sized>(
+    input: &I,
+    input_len: usize,
+    node: u32,
+    mem_ops: i32,
+    compute_iters: i32,
+) -> f64 {
+    let seed = xorshift32(node ^ 0x9e37_79b9);
+    let acc = memory_part(input, input_len, seed, mem_ops);
+    let mix = (0x9e37_79b9 ^ node).wrapping_add(acc as u32);
+    compute_part(seed, mix, compute_iters)
+}
+
+/// The EPAQ tree's `do_memory_or_compute_divergent`: by `hash32(node) % 3`, compute only,
+/// memory only, or both (their sum).
+#[inline(always)]
+pub fn do_memory_or_compute_divergent<I: Index<usize, Output = f64> + ?Sized>(
+    input: &I,
+    input_len: usize,
+    node: u32,
+    mem_ops: i32,
+    compute_iters: i32,
+) -> f64 {
+    let seed = xorshift32(node ^ 0x9e37_79b9);
+    let compute_only = || compute_part(seed, 0x9e37_79b9 ^ node, compute_iters);
+    match hash32(node) % 3 {
+        0 => compute_only(),
+        1 => memory_part(input, input_len, seed, mem_ops),
+        _ => {
+            let mem = memory_part(input, input_len, seed, mem_ops);
+            mem + compute_only()
+        }
+    }
+}

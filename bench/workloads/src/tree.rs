@@ -1,0 +1,304 @@
+//! GTaP's synthetic binary tree: a complete tree of the given height, children first, then
+//! every node's own work written to `out[node]`.
+//!
+//! * [`tree_work`] (`tree<d>_thread`): `evaluation/2-comparison/binary_tree/
+//!   gtap_thread_binary_tree.cu`, per node [`do_memory_and_compute`];
+//! * [`tree_work_epaq`] (`tree<d>_epaq_q3`, `_q1`): `evaluation/3-epaq/tree/tree_queue_3.cu`,
+//!   per node the divergent [`do_memory_or_compute_divergent`], children and continuations
+//!   sent to queue `hash32(node) % 3` when the runtime has 3 queues (`tree_queue_1`: none).
+
+use gtap::{Slice, SliceMut};
+
+use crate::node_work::{do_memory_and_compute, do_memory_or_compute_divergent, hash32};
+
+/// Writes node `node`'s value. Every node of the tree is visited by exactly one task.
+fn store(out: SliceMut<f64>, node: i32, value: f64) {
+    // SAFETY: node indices are distinct across tasks (the children of `n` are 2n+1 and
+    // 2n+2), so no other task reads or writes element `node`.
+    unsafe { out.write(node as usize, value) }
+}
+
+/// GTaP's binary-tree `tree_work`: leaves do their work at once, inner nodes after their two
+/// children.
+#[gtap::function]
+pub fn tree_work(
+    node: i32,
+    height: i32,
+    mem_ops: i32,
+    compute_iters: i32,
+    input: Slice<f64>,
+    out: SliceMut<f64>,
+) {
+    if height == 0 {
+        let v = do_memory_and_compute(&input, input.len(), node as u32, mem_ops, compute_iters);
+        store(out, node, v);
+        return;
+    }
+    let l = node * 2 + 1;
+    let r = node * 2 + 2;
+    gtap::task!(tree_work(l, height - 1, mem_ops, compute_iters, input, out));
+    gtap::task!(tree_work(r, height - 1, mem_ops, compute_iters, input, out));
+    gtap::taskwait!();
+    let own = do_memory_and_compute(&input, input.len(), node as u32, mem_ops, compute_iters);
+    store(out, node, own);
+}
+
+/// Root kernel of [`tree_work`]; `out` holds `2^(height+1) - 1` values.
+#[gtap::kernel]
+pub fn tree_kernel(
+    height: i32,
+    mem_ops: i32,
+    compute_iters: i32,
+    input: Slice<f64>,
+    out: SliceMut<f64>,
+) {
+    gtap::entry!(tree_work(0, height, mem_ops, compute_iters, input, out));
+}
+
+/// `tree_queue_3.cu`'s clause `queue(hash32(node) % 3)` with 3 queues, queue 0 otherwise.
+fn epaq_queue(node: i32) -> u32 {
+    if gtap::thread::num_queues() >= 3 {
+        hash32(node as u32) % 3
+    } else {
+        0
+    }
+}
+
+/// GTaP's EPAQ `tree_work`: the binary tree with divergent per-node work and queue clauses.
+#[gtap::function]
+pub fn tree_work_epaq(
+    node: i32,
+    height: i32,
+    mem_ops: i32,
+    compute_iters: i32,
+    input: Slice<f64>,
+    out: SliceMut<f64>,
+) {
+    if height == 0 {
+        let v = do_memory_or_compute_divergent(
+            &input,
+            input.len(),
+            node as u32,
+            mem_ops,
+            compute_iters,
+        );
+        store(out, node, v);
+        return;
+    }
+    let l = node * 2 + 1;
+    let r = node * 2 + 2;
+    gtap::task!(
+        queue(epaq_queue(l)),
+        tree_work_epaq(l, height - 1, mem_ops, compute_iters, input, out)
+    );
+    gtap::task!(
+        queue(epaq_queue(r)),
+        tree_work_epaq(r, height - 1, mem_ops, compute_iters, input, out)
+    );
+    gtap::taskwait!(queue(epaq_queue(node)));
+    let own =
+        do_memory_or_compute_divergent(&input, input.len(), node as u32, mem_ops, compute_iters);
+    store(out, node, own);
+}
+
+/// Root kernel of [`tree_work_epaq`]; `out` holds `2^(height+1) - 1` values.
+#[gtap::kernel]
+pub fn tree_epaq_kernel(
+    height: i32,
+    mem_ops: i32,
+    compute_iters: i32,
+    input: Slice<f64>,
+    out: SliceMut<f64>,
+) {
+    gtap::entry!(tree_work_epaq(
+        0,
+        height,
+        mem_ops,
+        compute_iters,
+        input,
+        out
+    ));
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub use host::{Tree, TreeKind};
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod host {
+    use std::format;
+    use std::string::{String, ToString};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::vec::Vec;
+
+    use rayon::prelude::*;
+
+    use super::*;
+    use crate::measure::{Sample, Workload, cpu_sample, gpu_sample};
+    use crate::rng::tree_inputs;
+
+    /// Which of GTaP's binary trees.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum TreeKind {
+        /// `gtap_thread_binary_tree`: [`do_memory_and_compute`] per node, 1 queue.
+        Thread,
+        /// `tree_queue_<queues>`: [`do_memory_or_compute_divergent`] per node.
+        Epaq {
+            /// 3 (GTaP's queue clauses) or 1 (none).
+            queues: u32,
+        },
+    }
+
+    /// Before each GPU launch `out` is filled with this NaN pattern (as GTaP's baseline), so
+    /// a node no task wrote cannot pass the check.
+    const UNWRITTEN: u64 = u64::MAX;
+
+    /// A binary tree workload with GTaP's inputs (label `tree<h>_thread` or
+    /// `tree<h>_epaq_q<queues>`); every node's value is checked bit for bit.
+    pub struct Tree {
+        kind: TreeKind,
+        height: i32,
+        mem_ops: i32,
+        compute_iters: i32,
+        input: Vec<f64>,
+        reference: Vec<u64>,
+    }
+
+    impl Tree {
+        /// The tree of `height` with `mem_ops` loads and `compute_iters` rounds per node
+        /// (GTaP: thread tree 22/256/256, EPAQ tree 20/512/512). Computes the reference
+        /// values (the node function on all cores).
+        pub fn new(kind: TreeKind, height: i32, mem_ops: i32, compute_iters: i32) -> Self {
+            let (input, _indices) = tree_inputs();
+            let nodes = (1usize << (height + 1)) - 1;
+            let reference = (0..nodes)
+                .into_par_iter()
+                .map(|node| node_value(kind, &input, node as u32, mem_ops, compute_iters).to_bits())
+                .collect();
+            Self {
+                kind,
+                height,
+                mem_ops,
+                compute_iters,
+                input,
+                reference,
+            }
+        }
+
+        fn verify(&self, bits: impl IntoIterator<Item = u64>) -> Result<(), String> {
+            let mut wrong = 0usize;
+            let mut first = None;
+            for (node, (got, want)) in bits.into_iter().zip(&self.reference).enumerate() {
+                if got != *want {
+                    wrong += 1;
+                    first.get_or_insert(node);
+                }
+            }
+            match first {
+                None => Ok(()),
+                Some(node) => Err(format!(
+                    "{wrong} of {} node values differ from the reference (first: node {node})",
+                    self.reference.len()
+                )),
+            }
+        }
+
+        fn value(&self, node: u32) -> f64 {
+            node_value(
+                self.kind,
+                &self.input,
+                node,
+                self.mem_ops,
+                self.compute_iters,
+            )
+        }
+
+        /// The sequential peer: GTaP's recursion (children, then the node), one thread.
+        fn visit_seq(&self, node: i32, height: i32, out: &mut [f64]) {
+            if height > 0 {
+                self.visit_seq(node * 2 + 1, height - 1, out);
+                self.visit_seq(node * 2 + 2, height - 1, out);
+            }
+            out[node as usize] = self.value(node as u32);
+        }
+
+        /// The rayon peer: the same recursion with `rayon::join` for the children.
+        fn visit_rayon(&self, node: i32, height: i32, out: &[AtomicU64]) {
+            if height > 0 {
+                rayon::join(
+                    || self.visit_rayon(node * 2 + 1, height - 1, out),
+                    || self.visit_rayon(node * 2 + 2, height - 1, out),
+                );
+            }
+            out[node as usize].store(self.value(node as u32).to_bits(), Ordering::Relaxed);
+        }
+    }
+
+    fn node_value(kind: TreeKind, input: &[f64], node: u32, mem: i32, compute: i32) -> f64 {
+        match kind {
+            TreeKind::Thread => do_memory_and_compute(input, input.len(), node, mem, compute),
+            TreeKind::Epaq { .. } => {
+                do_memory_or_compute_divergent(input, input.len(), node, mem, compute)
+            }
+        }
+    }
+
+    impl Workload for Tree {
+        fn label(&self) -> String {
+            match self.kind {
+                TreeKind::Thread => format!("tree{}_thread", self.height),
+                TreeKind::Epaq { queues } => format!("tree{}_epaq_q{queues}", self.height),
+            }
+        }
+        fn config(&self) -> gtap_host::Config {
+            match self.kind {
+                TreeKind::Thread => gtap_host::Config::new(),
+                TreeKind::Epaq { queues } => gtap_host::Config::new().num_queues(queues),
+            }
+        }
+        fn gpu(&mut self, rt: &mut gtap_host::Runtime) -> Result<Sample, String> {
+            let err = |e: gtap_host::Error| e.to_string();
+            let input = rt.upload(&self.input).map_err(err)?;
+            let mut out = rt
+                .alloc_filled(self.reference.len(), f64::from_bits(UNWRITTEN))
+                .map_err(err)?;
+            let args = (
+                self.height,
+                self.mem_ops,
+                self.compute_iters,
+                input.slice(),
+                out.slice_mut(),
+            );
+            let launch = match self.kind {
+                TreeKind::Thread => rt.launch(tree_kernel, args),
+                TreeKind::Epaq { .. } => rt.launch(tree_epaq_kernel, args),
+            }
+            .map_err(err)?;
+            let got = rt.download(&out).map_err(err)?;
+            gpu_sample(&launch, self.verify(got.iter().map(|v| v.to_bits())))
+        }
+        fn sequential(&mut self) -> Result<Sample, String> {
+            let this = &*self;
+            let mut out = std::vec![f64::from_bits(UNWRITTEN); this.reference.len()];
+            cpu_sample(
+                move || {
+                    this.visit_seq(0, this.height, &mut out);
+                    out
+                },
+                |out| this.verify(out.iter().map(|v| v.to_bits())),
+            )
+        }
+        fn rayon(&mut self) -> Result<Sample, String> {
+            let this = &*self;
+            let out: Vec<AtomicU64> = (0..this.reference.len())
+                .map(|_| AtomicU64::new(UNWRITTEN))
+                .collect();
+            cpu_sample(
+                move || {
+                    this.visit_rayon(0, this.height, &out);
+                    out
+                },
+                |out| this.verify(out.iter().map(|v| v.load(Ordering::Relaxed))),
+            )
+        }
+    }
+}
