@@ -300,6 +300,13 @@ pub(crate) fn restock(warp: &Warp) {
     warp.sync();
 }
 
+/// Whether the warp has used less than half of its task slots so far (from warp-local
+/// counters only: fresh ids handed out bound the slots in circulation).
+#[inline]
+pub(crate) fn roomy(rt: &Runtime, local: &PoolLocal) -> bool {
+    local.fresh.load() < rt.slots_per_warp / 2
+}
+
 /// Ids the warp has handed out to tasks.
 #[inline]
 pub(crate) fn handed(local: &PoolLocal) -> u32 {

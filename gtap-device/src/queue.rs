@@ -170,6 +170,34 @@ pub(crate) fn pop_own(
     }
 }
 
+/// Leader: claims up to `max` of the newest published ids of the calling warp's own queue `q`,
+/// to top up a batch that is not full. Returns `[first position, count]` (count 0: none).
+#[inline]
+pub(crate) fn pop_own_at(rt: &Runtime, shared: &WarpShared, me: u32, q: u32, max: u32) -> [u32; 2] {
+    // Everything published lies in [head, tail); with the warp's last view of `head` (a lower
+    // bound) saying the ring is empty, skip the device-memory round trip.
+    if shared.tails[q as usize].load() == shared.heads[q as usize].load() {
+        return [0, 0];
+    }
+    let meta = rt.queue_meta(me, q);
+    loop {
+        let c = meta.count.load(Ordering::Relaxed);
+        if c == 0 {
+            return [0, 0];
+        }
+        let n = c.min(max);
+        if meta
+            .count
+            .compare_exchange(c, c - n, Ordering::AcqRel)
+            .is_ok()
+        {
+            let tail = shared.tails[q as usize].load().wrapping_sub(n);
+            shared.tails[q as usize].store(tail);
+            return [tail, n];
+        }
+    }
+}
+
 /// Leader: tries a few random victims and claims up to 32 of the oldest ids of the victim's
 /// fullest queue. On success the victim queue stays locked until [`end_steal`]; returns
 /// `[queue, first position, count, victim]`.
@@ -223,8 +251,10 @@ pub(crate) fn end_steal(rt: &Runtime, victim: u32, q: u32, head: u32, n: u32) {
 pub(crate) struct Batch {
     /// Each lane's task id, [`NONE`] past `len`.
     pub(crate) ids: Lanes<u32>,
-    /// How many lanes have a task.
+    /// How many lanes have a task (lanes `0..len`).
     pub(crate) len: u32,
+    /// The queue the batch came from.
+    pub(crate) queue: u32,
 }
 
 /// Warp, after a barrier: ends the staging of a step (see the module docs). The queue that
@@ -290,7 +320,11 @@ pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
     });
     // Nobody stages into `keep` again before every lane has taken its id out of it.
     warp.sync();
-    Batch { ids, len: keep }
+    Batch {
+        ids,
+        len: keep,
+        queue: best,
+    }
 }
 
 /// xorshift64: victim and queue choice.

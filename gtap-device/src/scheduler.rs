@@ -193,6 +193,7 @@ impl<'w> Worker<'w> {
             batch: Batch {
                 ids: Warp::splat(NONE),
                 len: 0,
+                queue: 0,
             },
             steps: 0,
             rng: rng | 1,
@@ -260,6 +261,7 @@ impl<'w> Worker<'w> {
             warp.sync();
         }
         self.restock();
+        self.top_up();
         let now = arch::clock();
         self.count(|s| {
             s.tasks += polled;
@@ -301,7 +303,11 @@ impl<'w> Worker<'w> {
             }
             queue::read(rt, victim, q, start.wrapping_add(lane))
         });
-        self.batch = Batch { ids, len: n };
+        self.batch = Batch {
+            ids,
+            len: n,
+            queue: q,
+        };
         if stolen {
             warp.sync();
             warp.leader(|| {
@@ -311,6 +317,31 @@ impl<'w> Worker<'w> {
             self.count(|s| s.steals += 1);
         }
         true
+    }
+
+    /// Fills the lanes a short batch leaves idle with the newest ids the warp published on the
+    /// batch's queue, so that a step's fixed costs (fences, joins, the fold) are shared by up to
+    /// 32 tasks. Only while the warp has used less than half its task slots: topping up widens
+    /// the search, and a small pool is kept for depth.
+    fn top_up(&mut self) {
+        let warp = self.warp;
+        let rt = warp.runtime();
+        let (have, q, me) = (self.batch.len, self.batch.queue, self.me);
+        if have == 0 || have >= KEEP || !pool::roomy(rt, &warp.shared().pool) {
+            return;
+        }
+        let [start, n] = warp.leader(|| queue::pop_own_at(rt, warp.shared(), me, q, KEEP - have));
+        if n == 0 {
+            return;
+        }
+        self.batch.ids = warp.each(self.batch.ids, |lane, id| {
+            if lane >= have && lane < have + n {
+                queue::read(rt, me, q, start.wrapping_add(lane - have))
+            } else {
+                id
+            }
+        });
+        self.batch.len = have + n;
     }
 
     /// Refills the warp's stash of free task ids for the next step.
@@ -360,6 +391,16 @@ fn run_task<R: TaskFunction>(id: u32) -> Done {
     ctx.spawned = 0;
     ctx.flags = 0;
     let h = rt.header(id);
+    // The header and the future's first sectors are loaded together rather than one after the
+    // other (the poll pointer, then the future's state).
+    let slot = (h as *const u8).wrapping_add(record::HEADER_BYTES);
+    arch::prefetch(slot);
+    if rt.slot_bytes > 64 {
+        arch::prefetch(slot.wrapping_add(32));
+    }
+    if rt.slot_bytes > 96 {
+        arch::prefetch(slot.wrapping_add(64));
+    }
     // SAFETY: `id` was claimed by this warp and its record is visible (see the module docs).
     let poll = unsafe { (*h).poll };
     // SAFETY: `poll` is the shim written with this record, for this record's future; when it is

@@ -136,6 +136,10 @@ pub fn fence_system() {
     atomic::fence(Ordering::SeqCst);
 }
 
+/// A hint to load the line holding `p`; nothing to do on the CPU.
+#[inline(always)]
+pub fn prefetch(_p: *const u8) {}
+
 /// Pause an idle worker for about `ns` nanoseconds.
 #[inline]
 pub fn backoff(ns: u32) {
