@@ -15,6 +15,14 @@ extern crate std;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod measure;
 
+pub mod cilksort;
+pub mod elements;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod gen_vector;
+pub mod mergesort;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod sort_case;
+
 /// The PTX of this crate's kernels, built by `build.rs` (or why there is none).
 #[cfg(not(target_arch = "nvptx64"))]
 pub static DEVICE_CODE: gtap::DeviceCode = gtap::device_code!();
