@@ -15,6 +15,7 @@ extern crate std;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod measure;
 
+pub mod bfs;
 pub mod cilksort;
 pub mod elements;
 #[cfg(not(target_arch = "nvptx64"))]
