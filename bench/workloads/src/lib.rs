@@ -23,6 +23,7 @@ pub mod gen_vector;
 pub mod mergesort;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod sort_case;
+pub mod spmv;
 
 /// The PTX of this crate's kernels, built by `build.rs` (or why there is none).
 #[cfg(not(target_arch = "nvptx64"))]
