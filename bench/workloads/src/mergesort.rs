@@ -48,20 +48,24 @@ pub fn merge<A: Elements + ?Sized, B: Elements + ?Sized>(
     }
 }
 
-/// Sorts `a[left..=right]` by recursive mergesort through `buf` (GTaP's `mergesort_rec_device`;
-/// below [`CUTOFF`] elements the recursion is at most 7 levels deep).
+/// Sorts `a[left..=right]` by recursive mergesort through `buf` (GTaP's `mergesort_rec_device`).
+///
+/// On the GPU the recursion lives on the thread stack (1 KiB by default, shared with the
+/// scheduler's and the task's frames): single elements are not recursed into (they are sorted
+/// already, GTaP's call returns at once), so [`CUTOFF`] = 128 elements need 7 frames.
 pub fn mergesort_seq<A: Elements + ?Sized, B: Elements + ?Sized>(
     a: &mut A,
     buf: &mut B,
     left: usize,
     right: usize,
 ) {
-    if left >= right {
-        return;
-    }
     let mid = left + ((right - left) >> 1);
-    mergesort_seq(a, buf, left, mid);
-    mergesort_seq(a, buf, mid + 1, right);
+    if left < mid {
+        mergesort_seq(a, buf, left, mid);
+    }
+    if mid + 1 < right {
+        mergesort_seq(a, buf, mid + 1, right);
+    }
     merge(a, buf, left, mid, right);
 }
 

@@ -75,3 +75,18 @@ fn bfs_runs_on_the_cpu_executor() {
     assert_eq!(Bfs::rmat(10, 16).label(), "bfs_rmat10_thread");
     assert_eq!(Bfs::grid(40).label(), "bfs_grid40_thread");
 }
+
+/// The full scale-22 graph against the figures of the baseline's README (about a minute in
+/// release mode on 2 cores): `cargo test --release -p gtap-workloads --test bfs -- --ignored`.
+#[test]
+#[ignore = "generates the full 67M-edge graph"]
+fn full_rmat_graph_matches_the_baseline() {
+    let g = rmat(22, 16, 1);
+    assert_eq!(g.col.len(), 67_108_864);
+    let degrees: Vec<i32> = g.row.windows(2).map(|w| w[1] - w[0]).collect();
+    assert_eq!(degrees.iter().max(), Some(&940));
+    assert_eq!(degrees.iter().filter(|&&d| d > bfs::SPLIT).count(), 112_200);
+    let depth = reference_depths(&g, 0);
+    assert_eq!(depth.iter().filter(|&&d| d != INF).count(), 4_111_410);
+    assert_eq!(depth.iter().filter(|&&d| d != INF).max(), Some(&8));
+}

@@ -72,3 +72,15 @@ fn check_rejects_wrong_and_unwritten_rows() {
     unwritten[99] = f64::NAN;
     assert_eq!(w.bad_rows(&unwritten), 1);
 }
+
+/// The full matrix of GTaP's example (3.4 GiB; about a minute in release mode on 2 cores):
+/// `cargo test --release -p gtap-workloads --test spmv -- --ignored`.
+#[test]
+#[ignore = "generates the full 3.4 GiB matrix"]
+fn full_matrix_matches_gtap_generator() {
+    let m = gen_random_csr(1_000_000, 300, &mut Mt19937::new(42));
+    assert_eq!(m.col.len(), 299_823_981);
+    assert_eq!(m.row_ptr[1..5], [225, 510, 967, 1488]);
+    assert_eq!(m.col[..5], [778, 5522, 7066, 13264, 14079]);
+    assert_eq!(hashes(&m), (15534079789830167744, 6524829301372460224));
+}

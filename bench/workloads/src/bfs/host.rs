@@ -47,11 +47,6 @@ impl Bfs {
         }
     }
 
-    /// The graph.
-    pub fn graph(&self) -> &Graph {
-        &self.graph
-    }
-
     fn check(&self, depth: &[i32], ms: f64, launch_ms: f64, note: String) -> Sample {
         let bad = depth
             .iter()
