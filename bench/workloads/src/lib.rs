@@ -22,6 +22,8 @@ pub mod elements;
 pub mod gen_vector;
 pub mod mergesort;
 #[cfg(not(target_arch = "nvptx64"))]
+pub mod resident;
+#[cfg(not(target_arch = "nvptx64"))]
 pub mod sort_case;
 pub mod spmv;
 

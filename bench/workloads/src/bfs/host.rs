@@ -10,9 +10,12 @@ use std::time::Instant;
 use std::vec;
 use std::vec::Vec;
 
+use gtap_host::Buffer;
+
 use super::graph::{Graph, grid, rmat};
 use super::{INF, SPLIT, bfs_kernel};
 use crate::measure::{Sample, Workload};
+use crate::resident::Resident;
 
 /// Asynchronous BFS from vertex 0 of a graph, checked vertex by vertex against a queue BFS.
 pub struct Bfs {
@@ -20,6 +23,8 @@ pub struct Bfs {
     graph: Graph,
     source: i32,
     reference: Vec<i32>,
+    /// The graph on the runtime last used (row offsets, edge targets).
+    resident: Resident<(Buffer<i32>, Buffer<i32>)>,
 }
 
 impl Bfs {
@@ -44,6 +49,7 @@ impl Bfs {
             graph,
             source: 0,
             reference,
+            resident: Resident::default(),
         }
     }
 
@@ -83,22 +89,27 @@ impl Workload for Bfs {
     }
 
     fn config(&self) -> gtap_host::Config {
-        // Every task stays live until its subtree finishes, so nearly every task of a run is
-        // live at the end: room for a few hundred bytes per edge, between 256 MiB and 16 GiB.
-        let bytes = (self.graph.col.len() as u64 * 256).clamp(256 << 20, 16 << 30);
+        // gtap joins implicitly: a task's record stays until its subtree finishes, so the
+        // tasks on the paths to every pending task are live, and vertices are re-spawned
+        // whenever their depth drops. Room for 384 bytes per edge, between 256 MiB and 24 GiB
+        // (GTaP, which frees a record when its task returns, reserves 10.7 GiB).
+        let bytes = (self.graph.col.len() as u64 * 384).clamp(256 << 20, 24 << 30);
         gtap_host::Config::new().max_task_memory_bytes(bytes)
     }
 
     fn gpu(&mut self, rt: &mut gtap_host::Runtime) -> Result<Sample, String> {
         let err = |e: gtap_host::Error| e.to_string();
-        let row = rt.upload(&self.graph.row).map_err(err)?;
-        let col = rt.upload(&self.graph.col).map_err(err)?;
-        let mut depth = rt.alloc_filled(self.graph.vertices(), INF).map_err(err)?;
+        let graph = &self.graph;
+        let (row, col) = self
+            .resident
+            .on(rt, |rt| {
+                Ok((rt.upload(&graph.row)?, rt.upload(&graph.col)?))
+            })
+            .map_err(err)?;
+        let (row, col) = (row.slice(), col.slice());
+        let mut depth = rt.alloc_filled(graph.vertices(), INF).map_err(err)?;
         let run = rt
-            .launch(
-                bfs_kernel,
-                (row.slice(), col.slice(), depth.slice_mut(), self.source),
-            )
+            .launch(bfs_kernel, (row, col, depth.slice_mut(), self.source))
             .map_err(err)?;
         let out = rt.download(&depth).map_err(err)?;
         let s = &run.stats;
