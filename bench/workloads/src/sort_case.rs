@@ -8,6 +8,7 @@ use std::vec::Vec;
 
 use gtap::SliceMut;
 use gtap_host::{Launch, Runtime};
+use rayon::slice::ParallelSliceMut;
 
 use crate::gen_vector::gen_vector;
 use crate::measure::Sample;
@@ -19,7 +20,7 @@ pub fn task_memory(n: usize) -> u64 {
 }
 
 /// A sort's input (`gen_vector`'s first `n` values) and the same values sorted by the standard
-/// library (the reference every run is compared with).
+/// library, on all cores (the reference every run is compared with).
 pub struct SortCase {
     /// The unsorted input.
     pub input: Vec<i32>,
@@ -32,7 +33,7 @@ impl SortCase {
     pub fn new(n: usize) -> Self {
         let input = gen_vector(n);
         let mut sorted = input.clone();
-        sorted.sort_unstable();
+        sorted.par_sort_unstable();
         Self { input, sorted }
     }
 
