@@ -23,6 +23,18 @@ pub mod measure;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod rng;
 
+pub mod bfs;
+pub mod cilksort;
+pub mod elements;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod gen_vector;
+pub mod mergesort;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod resident;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod sort_case;
+pub mod spmv;
+
 /// The PTX of this crate's kernels, built by `build.rs` (or why there is none).
 #[cfg(not(target_arch = "nvptx64"))]
 pub static DEVICE_CODE: gtap::DeviceCode = gtap::device_code!();

@@ -1,0 +1,64 @@
+//! Asynchronous BFS, one task per discovered vertex (GTaP's
+//! `evaluation/2-comparison/bfs/gtap_thread_bfs.cu`, thread mode).
+//!
+//! A task for vertex `v` reads `v`'s current depth and relaxes each out-edge with an atomic
+//! minimum; every neighbour whose depth it lowered gets a task of its own. A vertex with more
+//! than [`SPLIT`] out-edges first splits its edge list into chunks of [`SPLIT`] edges, one task
+//! per chunk. No task waits for its children.
+//!
+//! GTaP's block-mode variant (`gtap_block_bfs.cu`, label `bfs_rmat22_block`) has no port:
+//! gtap runs one task per thread only.
+
+use gtap::{Slice, SliceMut};
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod graph;
+#[cfg(not(target_arch = "nvptx64"))]
+mod host;
+#[cfg(not(target_arch = "nvptx64"))]
+pub use graph::{Graph, grid, rmat, rmat_edge};
+#[cfg(not(target_arch = "nvptx64"))]
+pub use host::{Bfs, paper, quick, reference_depths, run_host};
+
+/// Vertices with more out-edges than this are split into chunk tasks of this many edges
+/// (`BFS_SPLIT_THRESHOLD`).
+pub const SPLIT: i32 = 64;
+
+/// The depth of an unreached vertex (GTaP's mains `cudaMemset` the depths to `0x3f`).
+pub const INF: i32 = 0x3f3f_3f3f;
+
+/// Relaxes the out-edges `start..end` of vertex `v` (all of them, split if there are many, when
+/// `start < 0`) in the CSR graph `row`/`col`, spawning a task for every neighbour whose depth
+/// it lowers.
+#[gtap::function]
+pub fn bfs(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, v: i32, start: i32, end: i32) {
+    // A relaxed atomic read: other tasks lower depths concurrently (GTaP reads with `ld.cg`).
+    let dv = depth.atomic_add(v as usize, 0);
+    let (row_start, row_end) = (row[v as usize], row[v as usize + 1]);
+    let (mut start, mut end) = (start, end);
+    if start < 0 {
+        if row_end - row_start > SPLIT {
+            let mut s = row_start;
+            while s < row_end {
+                gtap::task!(bfs(row, col, depth, v, s, (s + SPLIT).min(row_end)));
+                s += SPLIT;
+            }
+            return;
+        }
+        (start, end) = (row_start, row_end);
+    }
+    for e in start..end {
+        let u = col[e as usize];
+        if depth.atomic_min(u as usize, dv + 1) > dv + 1 {
+            gtap::task!(bfs(row, col, depth, u, -1, -1));
+        }
+    }
+}
+
+/// Root kernel of [`bfs`] from `source`; `depth` holds [`INF`] for every vertex.
+#[gtap::kernel]
+pub fn bfs_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, source: i32) {
+    // Every thread runs this, as in GTaP's kernel; all store the same 0.
+    depth.atomic_min(source as usize, 0);
+    gtap::entry!(bfs(row, col, depth, source, -1, -1))
+}

@@ -1,0 +1,201 @@
+//! BFS on the host: the [`Workload`] (GPU launch, sequential and rayon versions of the same
+//! task algorithm) and the plain queue BFS every result is compared with.
+
+use std::boxed::Box;
+use std::collections::VecDeque;
+use std::format;
+use std::string::{String, ToString};
+use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
+use std::time::Instant;
+use std::vec;
+use std::vec::Vec;
+
+use gtap_host::Buffer;
+
+use super::graph::{Graph, grid, rmat};
+use super::{INF, SPLIT, bfs_kernel};
+use crate::measure::{Sample, Workload};
+use crate::resident::Resident;
+
+/// Asynchronous BFS from vertex 0 of a graph, checked vertex by vertex against a queue BFS.
+pub struct Bfs {
+    label: String,
+    graph: Graph,
+    source: i32,
+    reference: Vec<i32>,
+    /// The graph on the runtime last used (row offsets, edge targets).
+    resident: Resident<(Buffer<i32>, Buffer<i32>)>,
+}
+
+impl Bfs {
+    /// The R-MAT graph of GTaP's baseline (`2^scale` vertices, `edge_factor` edges per vertex,
+    /// seed 1); label `bfs_rmat<scale>_thread`.
+    pub fn rmat(scale: u32, edge_factor: u32) -> Self {
+        Self::new(
+            format!("bfs_rmat{scale}_thread"),
+            rmat(scale, edge_factor, 1),
+        )
+    }
+
+    /// The `side x side` grid graph; label `bfs_grid<side>_thread`.
+    pub fn grid(side: usize) -> Self {
+        Self::new(format!("bfs_grid{side}_thread"), grid(side))
+    }
+
+    fn new(label: String, graph: Graph) -> Self {
+        let reference = reference_depths(&graph, 0);
+        Self {
+            label,
+            graph,
+            source: 0,
+            reference,
+            resident: Resident::default(),
+        }
+    }
+
+    fn check(&self, depth: &[i32], ms: f64, launch_ms: f64, note: String) -> Sample {
+        let bad = depth
+            .iter()
+            .zip(&self.reference)
+            .filter(|(a, b)| a != b)
+            .count();
+        let verified = bad == 0 && depth.len() == self.reference.len();
+        Sample {
+            ms,
+            launch_ms,
+            verified,
+            note: if verified {
+                note
+            } else {
+                format!(
+                    "{bad} of {} depths differ from the queue BFS",
+                    self.reference.len()
+                )
+            },
+        }
+    }
+
+    fn time_host(&self, parallel: bool) -> Sample {
+        let start = Instant::now();
+        let depth = run_host(&self.graph, self.source, parallel);
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        self.check(&depth, ms, ms, String::new())
+    }
+}
+
+impl Workload for Bfs {
+    fn label(&self) -> String {
+        self.label.clone()
+    }
+
+    fn config(&self) -> gtap_host::Config {
+        // gtap joins implicitly: a task's record stays until its subtree finishes, so the
+        // tasks on the paths to every pending task are live, and vertices are re-spawned
+        // whenever their depth drops. Room for 384 bytes per edge, between 256 MiB and 24 GiB
+        // (GTaP, which frees a record when its task returns, reserves 10.7 GiB).
+        let bytes = (self.graph.col.len() as u64 * 384).clamp(256 << 20, 24 << 30);
+        gtap_host::Config::new().max_task_memory_bytes(bytes)
+    }
+
+    fn gpu(&mut self, rt: &mut gtap_host::Runtime) -> Result<Sample, String> {
+        let err = |e: gtap_host::Error| e.to_string();
+        let graph = &self.graph;
+        let (row, col) = self
+            .resident
+            .on(rt, |rt| {
+                Ok((rt.upload(&graph.row)?, rt.upload(&graph.col)?))
+            })
+            .map_err(err)?;
+        let (row, col) = (row.slice(), col.slice());
+        let mut depth = rt.alloc_filled(graph.vertices(), INF).map_err(err)?;
+        let run = rt
+            .launch(bfs_kernel, (row, col, depth.slice_mut(), self.source))
+            .map_err(err)?;
+        let out = rt.download(&depth).map_err(err)?;
+        let s = &run.stats;
+        let note = format!("{} tasks, {} steals", s.tasks_spawned, s.steals);
+        Ok(self.check(&out, s.kernel_ms, s.launch_ms, note))
+    }
+
+    fn sequential(&mut self) -> Result<Sample, String> {
+        Ok(self.time_host(false))
+    }
+
+    fn rayon(&mut self) -> Result<Sample, String> {
+        Ok(self.time_host(true))
+    }
+}
+
+/// Depths from `source` by a plain queue BFS (GTaP's `bfs_host_reference`); [`INF`] where
+/// unreached.
+pub fn reference_depths(g: &Graph, source: i32) -> Vec<i32> {
+    let mut depth = vec![INF; g.vertices()];
+    let mut queue = VecDeque::from([source]);
+    depth[source as usize] = 0;
+    while let Some(v) = queue.pop_front() {
+        let dv = depth[v as usize];
+        for &u in &g.col[g.row[v as usize] as usize..g.row[v as usize + 1] as usize] {
+            if dv + 1 < depth[u as usize] {
+                depth[u as usize] = dv + 1;
+                queue.push_back(u);
+            }
+        }
+    }
+    depth
+}
+
+/// One task of the BFS: vertex, and the edge range (`start < 0`: all edges, split if many).
+type Task = (i32, i32, i32);
+
+/// Runs one task on the host, handing every task it spawns to `spawn`: the body of the GPU's
+/// task function, shared by both host versions.
+fn run_task(g: &Graph, depth: &[AtomicI32], (v, start, end): Task, mut spawn: impl FnMut(Task)) {
+    let dv = depth[v as usize].load(Relaxed);
+    let (row_start, row_end) = (g.row[v as usize], g.row[v as usize + 1]);
+    let (start, end) = if start >= 0 {
+        (start, end)
+    } else if row_end - row_start > SPLIT {
+        for s in (row_start..row_end).step_by(SPLIT as usize) {
+            spawn((v, s, (s + SPLIT).min(row_end)));
+        }
+        return;
+    } else {
+        (row_start, row_end)
+    };
+    for &u in &g.col[start as usize..end as usize] {
+        if depth[u as usize].fetch_min(dv + 1, Relaxed) > dv + 1 {
+            spawn((u, -1, -1));
+        }
+    }
+}
+
+/// The GPU's task algorithm on the host: tasks run in FIFO order (sequential; then the first
+/// depth a vertex gets is final, as in a queue BFS), or as rayon tasks on all cores.
+pub fn run_host(g: &Graph, source: i32, parallel: bool) -> Vec<i32> {
+    let depth: Vec<AtomicI32> = (0..g.vertices()).map(|_| AtomicI32::new(INF)).collect();
+    depth[source as usize].store(0, Relaxed);
+    if parallel {
+        fn go<'s>(scope: &rayon::Scope<'s>, g: &'s Graph, depth: &'s [AtomicI32], task: Task) {
+            run_task(g, depth, task, |t| scope.spawn(move |s| go(s, g, depth, t)));
+        }
+        rayon::scope(|s| go(s, g, &depth, (source, -1, -1)));
+    } else {
+        let mut tasks = VecDeque::from([(source, -1, -1)]);
+        while let Some(task) = tasks.pop_front() {
+            run_task(g, &depth, task, |t| tasks.push_back(t));
+        }
+    }
+    depth.into_iter().map(AtomicI32::into_inner).collect()
+}
+
+/// BFS at the paper's size (`bfs_rmat22_thread`: scale 22, edge factor 16) and on a grid of
+/// 1024 x 1024 vertices (`bfs_grid1024_thread`). `bfs_rmat22_block` has no port (thread mode
+/// only).
+pub fn paper() -> Vec<Box<dyn Workload>> {
+    vec![Box::new(Bfs::rmat(22, 16)), Box::new(Bfs::grid(1024))]
+}
+
+/// BFS at small sizes, for a quick run on the CPU.
+pub fn quick() -> Vec<Box<dyn Workload>> {
+    vec![Box::new(Bfs::rmat(14, 16)), Box::new(Bfs::grid(128))]
+}

@@ -1,0 +1,74 @@
+//! Divide-and-conquer SpMV `y = A x` (GTaP's `examples/spmv/spmv_thread.cu`, thread mode): a
+//! task halves its row range down to [`RANGE_CUTOFF`] rows, then spawns one task per row, which
+//! sums its row's products. No task waits for its children.
+//!
+//! GTaP's block-mode variant (`spmv_block.cu`, label `spmv1m_block`) has no port: gtap runs one
+//! task per thread only.
+
+use gtap::{Slice, SliceMut};
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod host;
+#[cfg(not(target_arch = "nvptx64"))]
+mod matrix;
+#[cfg(not(target_arch = "nvptx64"))]
+pub use host::{Spmv, paper, quick, run_host};
+#[cfg(not(target_arch = "nvptx64"))]
+pub use matrix::{Csr, Mt19937, gen_random_csr};
+
+/// Row ranges of at most this many rows spawn one task per row (`RANGE_CUTOFF`).
+pub const RANGE_CUTOFF: i32 = 16;
+
+/// `y[row] = sum_k val[k] * x[col[k]]` over row `row`'s nonzeros.
+#[gtap::function]
+pub fn spmv_row(
+    row_ptr: Slice<i32>,
+    col: Slice<i32>,
+    val: Slice<f64>,
+    x: Slice<f64>,
+    y: SliceMut<f64>,
+    row: i32,
+) {
+    let mut sum = 0.0;
+    for k in row_ptr[row as usize]..row_ptr[row as usize + 1] {
+        // nvcc contracts GTaP's `sum += a * b` into a fused multiply-add; so does this.
+        sum = gtap::math::fma(val[k as usize], x[col[k as usize] as usize], sum);
+    }
+    // SAFETY: only this row's task writes `y[row]`, and nothing reads it during the launch.
+    unsafe { y.write(row as usize, sum) };
+}
+
+/// Computes rows `begin..end`: halves the range down to [`RANGE_CUTOFF`] rows, then one
+/// [`spmv_row`] task per row.
+#[gtap::function]
+pub fn range_spmv(
+    row_ptr: Slice<i32>,
+    col: Slice<i32>,
+    val: Slice<f64>,
+    x: Slice<f64>,
+    y: SliceMut<f64>,
+    begin: i32,
+    end: i32,
+) {
+    if end - begin <= RANGE_CUTOFF {
+        for i in begin..end {
+            gtap::task!(spmv_row(row_ptr, col, val, x, y, i));
+        }
+    } else {
+        let mid = (begin + end) >> 1;
+        gtap::task!(range_spmv(row_ptr, col, val, x, y, begin, mid));
+        gtap::task!(range_spmv(row_ptr, col, val, x, y, mid, end));
+    }
+}
+
+/// Root kernel of [`range_spmv`] over all `y.len()` rows (at most `i32::MAX`).
+#[gtap::kernel]
+pub fn spmv_kernel(
+    row_ptr: Slice<i32>,
+    col: Slice<i32>,
+    val: Slice<f64>,
+    x: Slice<f64>,
+    y: SliceMut<f64>,
+) {
+    gtap::entry!(range_spmv(row_ptr, col, val, x, y, 0, y.len() as i32))
+}
