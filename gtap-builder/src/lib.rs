@@ -357,7 +357,9 @@ impl Builder {
         let (assembled, no_sass) = match find_ptxas(&env, crate_dir)? {
             Some(ptxas) => {
                 let mut archs = ptxas::cubin_archs(&env, &arch)?;
-                let mut no_sass = None;
+                let mut no_sass = archs
+                    .is_empty()
+                    .then(|| "GTAP_CUBIN_ARCHS=none asks for no cubins".to_string());
                 if let Some(known) = ptxas::supported_archs(&ptxas) {
                     let (ok, unknown): (Vec<Arch>, Vec<Arch>) =
                         archs.into_iter().partition(|a| known.contains(&a.number()));

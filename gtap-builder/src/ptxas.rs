@@ -4,7 +4,7 @@
 //! `ptxas` is `GTAP_PTXAS`, else `.tools/bin/ptxas` of the workspace being built (what
 //! `scripts/setup` installs), else `ptxas` on `PATH`, else `$CUDA_HOME/bin/ptxas`. The cubins
 //! are built for `GTAP_CUBIN_ARCHS` (comma-separated, e.g. `sm_80,sm_90`; each at least the
-//! PTX's architecture), by default for the architecture of the build.
+//! PTX's architecture; `none` for PTX only), by default for the architecture of the build.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,11 +43,15 @@ pub fn find_ptxas(env: &dyn Env, crate_dir: &Path) -> Result<Option<PathBuf>, Er
     Ok(in_workspace.or_else(|| which(env, "ptxas")).or(in_cuda))
 }
 
-/// The architectures to assemble for: `GTAP_CUBIN_ARCHS`, else `ptx_arch` alone.
+/// The architectures to assemble for: `GTAP_CUBIN_ARCHS`, else `ptx_arch` alone;
+/// `GTAP_CUBIN_ARCHS=none` for none.
 pub fn cubin_archs(env: &dyn Env, ptx_arch: &Arch) -> Result<Vec<Arch>, Error> {
     let Some(list) = env.non_empty("GTAP_CUBIN_ARCHS") else {
         return Ok(vec![ptx_arch.clone()]);
     };
+    if list == "none" {
+        return Ok(Vec::new());
+    }
     let mut archs = Vec::new();
     for item in lossy(&list).split(',').filter(|s| !s.trim().is_empty()) {
         let arch = Arch::parse(item)?;
@@ -263,6 +267,8 @@ ptxas info    : Function properties for helper\n\
         let old: HashMap<&str, &str> = [("GTAP_CUBIN_ARCHS", "sm_80")].into();
         let e = cubin_archs(&old, &sm90).unwrap_err();
         assert!(e.to_string().contains("older"), "{e}");
+        let none: HashMap<&str, &str> = [("GTAP_CUBIN_ARCHS", "none")].into();
+        assert!(cubin_archs(&none, &sm90).unwrap().is_empty());
     }
 
     #[test]
