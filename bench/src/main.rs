@@ -239,7 +239,18 @@ fn main() -> ExitCode {
         None
     } else {
         match Runtime::gpu(&DEVICE_CODE, &gpu_config) {
-            Ok(rt) => Some(rt),
+            Ok(rt) => {
+                // Module loads: SASS from the build, or PTX JIT-compiled by the driver.
+                for load in rt.module_loads() {
+                    println!(
+                        "(module {}: {:?}, loaded in {:.1} ms)",
+                        load.kernels.join(", "),
+                        load.source,
+                        load.load_ms
+                    );
+                }
+                Some(rt)
+            }
             Err(e) => {
                 println!("(no GPU benchmarks: {e})");
                 None

@@ -260,7 +260,10 @@ ptxas info    : Function properties for helper\n\
     fn cubin_architectures() {
         let sm90 = Arch::parse("sm_90").unwrap();
         let none: HashMap<&str, &str> = HashMap::new();
-        assert_eq!(cubin_archs(&none, &sm90).unwrap(), std::slice::from_ref(&sm90));
+        assert_eq!(
+            cubin_archs(&none, &sm90).unwrap(),
+            std::slice::from_ref(&sm90)
+        );
         let two: HashMap<&str, &str> = [("GTAP_CUBIN_ARCHS", "sm_90, sm_100,sm_90")].into();
         let archs = cubin_archs(&two, &sm90).unwrap();
         assert_eq!(archs.len(), 2);
