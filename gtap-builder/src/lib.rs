@@ -32,9 +32,10 @@
 //!    `-Ctarget-cpu=<arch>` for every crate, in `<target>/gtap-device/<arch>` (so it never waits
 //!    for the outer cargo's lock and rebuilds incrementally), with the outer build's
 //!    environment scrubbed. Compile errors fail the build with the compiler's messages.
-//! 5. **SASS.** With `ptxas` (see [`find_ptxas`]) each module is assembled to a cubin, in
-//!    parallel; `ptxas-report.tsv` next to the modules lists each one's ptxas time,
-//!    registers, stack and spills. Without it a `cargo:warning` says that loads will JIT.
+//! 5. **SASS.** With `ptxas` (`GTAP_PTXAS`, the workspace's `.tools/bin`, `PATH`, `CUDA_HOME`)
+//!    each module is assembled to a cubin, in parallel; `ptxas-report.tsv` next to the
+//!    modules lists each one's ptxas time, registers, stack and spills. Without it a
+//!    `cargo:warning` says that loads will JIT.
 //! 6. **Embedding.** The modules are copied to `<target>/gtap-device/ptx/<arch>/<crate>/` and
 //!    `$OUT_DIR`, and `$OUT_DIR/gtap_device_code.rs` is written for `gtap::device_code!()`. Every
 //!    source file of the device crate and its path dependencies is declared with
@@ -56,6 +57,7 @@ mod ir;
 mod link;
 mod manifest;
 mod nested;
+mod parallel;
 mod process;
 mod ptxas;
 mod split;
@@ -67,15 +69,17 @@ use std::path::{Path, PathBuf};
 
 pub use arch::{Arch, DEFAULT_ARCH, KNOWN_ARCHS};
 pub use args::{LinkArgs, parse_link_args};
-pub use codegen::{EmbeddedModule, missing_code, modules_code};
+pub use codegen::EmbeddedModule;
 pub use env::{Env, ProcessEnv, is_executable};
 pub use error::{Error, INSTALL_HINT};
 pub use link::{LinkReport, link, linker_main, run_if_invoked_as_linker};
 pub use manifest::{Manifest, ModuleEntry};
-pub use ptxas::{Assembled, KernelResources, find_ptxas};
+pub use ptxas::{Assembled, KernelResources};
 pub use toolchain::{DeviceToolchain, LLVM_TOOL_NAMES, LlvmTools, LlvmVersion, Search};
 
+use codegen::{missing_code, modules_code};
 use nested::NestedBuild;
+use ptxas::find_ptxas;
 
 /// The name of the file written to `$OUT_DIR` for `gtap::device_code!()`.
 pub const DEVICE_CODE_FILE: &str = "gtap_device_code.rs";

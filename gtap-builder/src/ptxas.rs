@@ -8,13 +8,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crate::Error;
 use crate::arch::Arch;
 use crate::env::{Env, is_executable, lossy, which};
+use crate::parallel;
 use crate::process::run_with_stderr;
 
 /// Finds `ptxas` (see the module docs); `None` if there is none. `crate_dir` is where the
@@ -112,33 +111,8 @@ pub struct Assembled {
 /// to as many threads as there are CPUs. Returns the results in the order of `jobs`, or the
 /// first error.
 pub fn assemble_all(ptxas: &Path, jobs: &[(PathBuf, Arch)]) -> Result<Vec<Assembled>, Error> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(jobs.len().max(1));
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<Assembled, Error>>>> =
-        Mutex::new(jobs.iter().map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((ptx, arch)) = jobs.get(i) else {
-                        break;
-                    };
-                    let r = assemble(ptxas, ptx, arch);
-                    if let Ok(mut all) = results.lock() {
-                        all[i] = Some(r);
-                    }
-                }
-            });
-        }
-    });
-    let all = results
-        .into_inner()
-        .map_err(|_| Error::LinkArgs("a ptxas thread panicked".into()))?;
-    all.into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(Error::LinkArgs("a module was not assembled".into()))))
+    parallel::map(jobs, |(ptx, arch)| assemble(ptxas, ptx, arch))
+        .into_iter()
         .collect()
 }
 

@@ -12,12 +12,11 @@ use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::Error;
 use crate::args::LinkArgs;
 use crate::ir::{poll_shim_task, record_task};
+use crate::parallel;
 use crate::process::run;
 use crate::symbols::{CUDA_RUNTIME_SYMBOLS, all_defined_symbols, undefined_symbols};
 use crate::toolchain::LlvmTools;
@@ -52,31 +51,8 @@ impl Split<'_> {
     /// Builds the module of every kernel, on up to as many threads as there are CPUs. Returns
     /// them in the order of `kernels`, or the first error.
     pub(crate) fn run(&self, kernels: &[String]) -> Result<Vec<KernelModule>, Error> {
-        let threads = std::thread::available_parallelism()
-            .map_or(1, usize::from)
-            .min(kernels.len().max(1));
-        let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<Option<Result<KernelModule, Error>>>> =
-            Mutex::new(kernels.iter().map(|_| None).collect());
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(kernel) = kernels.get(i) else { break };
-                        let r = self.one(kernel);
-                        if let Ok(mut all) = results.lock() {
-                            all[i] = Some(r);
-                        }
-                    }
-                });
-            }
-        });
-        let all = results
-            .into_inner()
-            .map_err(|_| Error::LinkArgs("a kernel's pipeline thread panicked".into()))?;
-        all.into_iter()
-            .map(|r| r.unwrap_or_else(|| Err(Error::LinkArgs("a kernel was not built".into()))))
+        parallel::map(kernels, |k| self.one(k))
+            .into_iter()
             .collect()
     }
 
