@@ -97,7 +97,8 @@ impl Manifest {
             .ok_or_else(|| {
                 bad(
                     output,
-                    "no `gtap-modules:` line (not written by gtap's linker)",
+                    "no `gtap-modules:` line: not written by this version of gtap's linker \
+                     (remove the device build directory, `<target>/gtap-device`, and build again)",
                 )
             })?;
         let json = fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
