@@ -84,6 +84,15 @@ impl Runtimes {
             Target::Gpu => Runtime::gpu(&DEVICE_CODE, config)?,
             _ => Runtime::cpu(CpuMode::Parallel, config)?,
         };
+        // Module loads: SASS from the build, or PTX compiled by the driver (the slow case).
+        for load in rt.module_loads() {
+            println!(
+                "(module {}: {:?}, loaded in {:.1} ms)",
+                load.kernels.join(", "),
+                load.source,
+                load.load_ms
+            );
+        }
         self.kept.push((config.clone(), rt));
         Ok(&mut self.kept.last_mut().expect("just pushed").1)
     }

@@ -6,8 +6,8 @@
 //! * [`nqueens`]: N-Queens with a sequential cutoff;
 //! * [`tree`]: a complete binary tree with work per node, and a sum over a random-shape tree.
 //!
-//! The crate is `no_std` and compiles for the GPU and for the host: `build.rs` builds it to PTX
-//! ([`DEVICE_CODE`]), and the host build gives the kernels' launch descriptors and the CPU
+//! The crate is `no_std` and compiles for the GPU and for the host: `build.rs` builds its device
+//! code ([`DEVICE_CODE`]), and the host build gives the kernels' launch descriptors and the CPU
 //! executor's code. `gtap-demo` runs them all.
 
 #![no_std]
@@ -20,6 +20,6 @@ pub mod integrate;
 pub mod nqueens;
 pub mod tree;
 
-/// The PTX of this crate's kernels, built by `build.rs` (or why there is none).
+/// This crate's device code, one module per kernel, built by `build.rs` (or why there is none).
 #[cfg(not(target_arch = "nvptx64"))]
 pub static DEVICE_CODE: gtap::DeviceCode = gtap::device_code!();

@@ -66,6 +66,15 @@ impl Arch {
         Ok(Arch(v.to_owned()))
     }
 
+    /// The compute capability as a number: 90 for `sm_90` and `sm_90a`.
+    pub fn number(&self) -> u32 {
+        let digits: String = self.0[3..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().unwrap_or(0)
+    }
+
     /// The architecture as written, e.g. `sm_70`.
     pub fn as_str(&self) -> &str {
         &self.0

@@ -1,5 +1,6 @@
-//! Builds a gtap device crate to PTX from its own `build.rs`, with rustc's `nvptx64-nvidia-cuda`
-//! backend, and embeds the PTX in the host build of the same crate.
+//! Builds a gtap device crate from its own `build.rs`, with rustc's `nvptx64-nvidia-cuda`
+//! backend, to one PTX module per kernel (and SASS, when `ptxas` is found), and embeds them in
+//! the host build of the same crate.
 //!
 //! ```no_run
 //! // build.rs of a crate whose library holds `#[gtap::kernel]`s:
@@ -18,47 +19,67 @@
 //! What happens:
 //!
 //! 1. **Linker mode first.** [`Builder::new`] checks whether rustc started this executable as
-//!    the device linker (see [`link`]); if so it links and exits.
+//!    the device linker (see [`run_if_invoked_as_linker`]); if so it links, one PTX module per
+//!    kernel, and exits.
 //! 2. **Recursion guard.** In the nested build (`GTAP_DEVICE_BUILD=1`, or a build script whose
 //!    `TARGET` is nvptx) the builder does nothing.
 //! 3. **Toolchain.** It finds a rustc with the library source, its cargo, and LLVM tools of the
-//!    same LLVM major (see [`toolchain`]). If they are missing, the host build goes on: a
+//!    same LLVM major (see [`Search`]). If they are missing, the host build goes on: a
 //!    `cargo:warning` names what to install and the crate gets
 //!    `DeviceCode::Missing { reason }` (with `GTAP_REQUIRE_DEVICE=1` this is an error).
 //! 4. **Nested build.** `cargo rustc --release --lib --crate-type cdylib --target
 //!    nvptx64-nvidia-cuda -Zbuild-std=core -- -Clinker=<this executable>` with
 //!    `-Ctarget-cpu=<arch>` for every crate, in `<target>/gtap-device/<arch>` (so it never waits
 //!    for the outer cargo's lock and rebuilds incrementally), with the outer build's
-//!    environment scrubbed (see [`nested`]). Compile errors fail the build with the compiler's
-//!    messages.
-//! 5. **Embedding.** The PTX is copied to `$OUT_DIR` and to `<target>/gtap-device/ptx/<arch>/`,
-//!    and `$OUT_DIR/gtap_device_code.rs` is written for `gtap::device_code!()`. Every source
-//!    file of the device crate and its path dependencies is declared with
+//!    environment scrubbed. Compile errors fail the build with the compiler's messages.
+//! 5. **SASS.** With `ptxas` (`GTAP_PTXAS`, the workspace's `.tools/bin`, `PATH`, `CUDA_HOME`)
+//!    each module is assembled to a cubin, in parallel; `ptxas-report.tsv` next to the
+//!    modules lists each one's ptxas time, registers, stack and spills. Without it a
+//!    `cargo:warning` says that loads will JIT.
+//! 6. **Embedding.** The modules are copied to `<target>/gtap-device/ptx/<arch>/<crate>/` and
+//!    `$OUT_DIR`, and `$OUT_DIR/gtap_device_code.rs` is written for `gtap::device_code!()`. Every
+//!    source file of the device crate and its path dependencies is declared with
 //!    `cargo:rerun-if-changed`.
 //!
 //! Environment: `GTAP_ARCH` (overrides [`Builder::arch`]), `GTAP_DEVICE_RUSTC`,
-//! `GTAP_DEVICE_CARGO`, `GTAP_LLVM_BIN`, `GTAP_DEVICE_TARGET_DIR`, `GTAP_REQUIRE_DEVICE`;
-//! for the linker `GTAP_KEEP_LINK_TEMPS`.
+//! `GTAP_DEVICE_CARGO`, `GTAP_LLVM_BIN`, `GTAP_DEVICE_TARGET_DIR`, `GTAP_REQUIRE_DEVICE`,
+//! `GTAP_PTXAS`, `GTAP_CUBIN_ARCHS`, `CUDA_HOME`; for the linker `GTAP_KEEP_LINK_TEMPS`.
 
 #![warn(missing_docs)]
 
 mod arch;
-pub mod env;
+mod args;
+mod codegen;
+mod env;
 mod error;
-pub mod link;
-pub mod nested;
-pub mod toolchain;
+mod inputs;
+mod ir;
+mod link;
+mod manifest;
+mod nested;
+mod parallel;
+mod process;
+mod ptxas;
+mod split;
+mod symbols;
+mod toolchain;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 pub use arch::{Arch, DEFAULT_ARCH, KNOWN_ARCHS};
+pub use args::{LinkArgs, parse_link_args};
+pub use codegen::EmbeddedModule;
+pub use env::{Env, ProcessEnv, is_executable};
 pub use error::{Error, INSTALL_HINT};
-pub use link::run_if_invoked_as_linker;
+pub use link::{LinkReport, link, linker_main, run_if_invoked_as_linker};
+pub use manifest::{Manifest, ModuleEntry};
+pub use ptxas::{Assembled, KernelResources};
+pub use toolchain::{DeviceToolchain, LLVM_TOOL_NAMES, LlvmTools, LlvmVersion, Search};
 
-use env::{Env, ProcessEnv};
+use codegen::{missing_code, modules_code};
 use nested::NestedBuild;
-use toolchain::{DeviceToolchain, LlvmTools, Search};
+use ptxas::find_ptxas;
 
 /// The name of the file written to `$OUT_DIR` for `gtap::device_code!()`.
 pub const DEVICE_CODE_FILE: &str = "gtap_device_code.rs";
@@ -72,7 +93,13 @@ pub const ENV_VARS: &[&str] = &[
     "GTAP_DEVICE_TARGET_DIR",
     "GTAP_REQUIRE_DEVICE",
     "GTAP_DEVICE_BUILD",
+    "GTAP_PTXAS",
+    "GTAP_CUBIN_ARCHS",
+    "CUDA_HOME",
 ];
+
+/// The file next to the modules that lists what `ptxas` reported for each.
+pub const PTXAS_REPORT_FILE: &str = "ptxas-report.tsv";
 
 /// Builds a device crate to PTX. See the [crate docs](crate).
 #[derive(Clone, Debug)]
@@ -94,17 +121,24 @@ impl Default for Builder {
     }
 }
 
-/// PTX built for one crate.
+/// The device code built for one crate: one module per kernel.
 #[derive(Clone, Debug)]
-pub struct DevicePtx {
+pub struct DeviceModules {
     /// The crate (package name, or the directory when unknown).
     pub package: String,
-    /// The architecture it was built for.
+    /// The architecture the PTX was built for.
     pub arch: Arch,
-    /// A stable copy: `<target>/gtap-device/ptx/<arch>/<crate>.ptx`.
-    pub path: PathBuf,
-    /// Where the nested build wrote it.
-    pub built: PathBuf,
+    /// Where the modules are: `<target>/gtap-device/ptx/<arch>/<crate>/`.
+    pub dir: PathBuf,
+    /// The modules (PTX and cubins in `dir`).
+    pub modules: Vec<EmbeddedModule>,
+    /// Record sizes of every task function of the crate.
+    pub records: Vec<(String, u32)>,
+    /// What `ptxas` reported per module and architecture (empty without cubins).
+    pub assembled: Vec<Assembled>,
+    /// Why some or all of the requested cubins were not built (no `ptxas`, or one that does
+    /// not know the architecture): loads of those modules JIT-compile the PTX.
+    pub no_sass: Option<String>,
     /// Source files it was built from (the crate and its path dependencies).
     pub sources: Vec<PathBuf>,
     /// The toolchain that built it.
@@ -116,8 +150,8 @@ pub struct DevicePtx {
 /// What [`Builder::build`] did.
 #[derive(Clone, Debug)]
 pub enum BuildOutcome {
-    /// PTX was built and embedded.
-    Built(Box<DevicePtx>),
+    /// Device code was built and embedded.
+    Built(Box<DeviceModules>),
     /// No device toolchain: `DeviceCode::Missing { reason }` was embedded.
     Missing {
         /// Why (also printed as a `cargo:warning`).
@@ -289,9 +323,9 @@ impl Builder {
         )
     }
 
-    /// Finds the toolchain and builds the PTX; no build-script output. Used by
-    /// [`build`](Self::build) and the `gtap-device-build` tool.
-    pub fn compile(&self) -> Result<DevicePtx, Error> {
+    /// Finds the toolchain and builds the modules (and their cubins, with `ptxas`); no
+    /// build-script output. Used by [`build`](Self::build) and the `gtap-device-build` tool.
+    pub fn compile(&self) -> Result<DeviceModules, Error> {
         let env = ProcessEnv;
         let arch = self.resolved_arch(&env)?;
         let manifest = self.manifest(&env)?;
@@ -303,7 +337,7 @@ impl Builder {
         let linker = std::env::current_exe().map_err(|e| Error::io("find", "current exe", e))?;
         let nested = NestedBuild {
             toolchain: toolchain.clone(),
-            manifest,
+            manifest: manifest.clone(),
             package: self.package.clone(),
             arch: arch.clone(),
             release: self.release,
@@ -315,26 +349,71 @@ impl Builder {
         let sources = fs::read_to_string(nested::dep_info_of(&built))
             .map(|t| nested::parse_dep_info(&t))
             .unwrap_or_default();
-        let file = built
-            .file_name()
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("device.ptx"));
-        let stable_dir = device_dir.join("ptx").join(arch.as_str());
-        let path = stable_dir.join(file);
-        copy_if_changed(&built, &path)?;
-        Ok(DevicePtx {
+        let linked = Manifest::read(&built)?;
+        let stem = built
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "device".into());
+        let dir = device_dir.join("ptx").join(arch.as_str()).join(stem);
+        let mut modules = copy_modules(&linked, &dir)?;
+
+        let crate_dir = manifest.parent().unwrap_or(Path::new("."));
+        let (assembled, no_sass) = match find_ptxas(&env, crate_dir)? {
+            Some(ptxas) => {
+                let mut archs = ptxas::cubin_archs(&env, &arch)?;
+                let mut no_sass = archs
+                    .is_empty()
+                    .then(|| "GTAP_CUBIN_ARCHS=none asks for no cubins".to_string());
+                if let Some(known) = ptxas::supported_archs(&ptxas) {
+                    let (ok, unknown): (Vec<Arch>, Vec<Arch>) =
+                        archs.into_iter().partition(|a| known.contains(&a.number()));
+                    if !unknown.is_empty() {
+                        let names: Vec<&str> = unknown.iter().map(Arch::as_str).collect();
+                        no_sass = Some(format!(
+                            "`{}` does not assemble for {}",
+                            ptxas.display(),
+                            names.join(", ")
+                        ));
+                    }
+                    archs = ok;
+                }
+                let jobs: Vec<(PathBuf, Arch)> = modules
+                    .iter()
+                    .flat_map(|m| archs.iter().map(|a| (m.ptx.clone(), a.clone())))
+                    .collect();
+                let assembled = ptxas::assemble_all(&ptxas, &jobs)?;
+                for a in &assembled {
+                    if let Some(m) = modules.iter_mut().find(|m| m.ptx == a.ptx) {
+                        m.cubins.push((a.arch.clone(), a.cubin.clone()));
+                    }
+                }
+                if !assembled.is_empty() {
+                    let report = dir.join(PTXAS_REPORT_FILE);
+                    write_if_changed(&report, ptxas::report(&assembled).as_bytes())?;
+                }
+                (assembled, no_sass)
+            }
+            None => (
+                Vec::new(),
+                Some("no ptxas found (GTAP_PTXAS, .tools/bin/ptxas, PATH, CUDA_HOME)".into()),
+            ),
+        };
+        Ok(DeviceModules {
             package,
             arch,
-            path,
-            built,
+            dir,
+            modules,
+            records: linked.records,
+            assembled,
+            no_sass,
             sources,
             toolchain,
             llvm,
         })
     }
 
-    /// The build-script entry: builds the PTX and writes `$OUT_DIR/gtap_device_code.rs`, or
-    /// records why there is no device code. Prints `cargo:` directives.
+    /// The build-script entry: builds the modules and writes `$OUT_DIR/gtap_device_code.rs`,
+    /// or records why there is no device code. Prints `cargo:` directives.
     pub fn build(&self) -> Result<BuildOutcome, Error> {
         run_if_invoked_as_linker();
         let env = ProcessEnv;
@@ -362,24 +441,25 @@ impl Builder {
             .unwrap_or_else(|| env.flag("GTAP_REQUIRE_DEVICE"));
 
         match self.compile() {
-            Ok(ptx) => {
-                let out_dir = out_dir(&env)?;
-                let file = ptx
-                    .path
-                    .file_name()
-                    .map(PathBuf::from)
-                    .unwrap_or_else(|| "device.ptx".into());
-                let embedded = out_dir.join(file);
-                copy_if_changed(&ptx.path, &embedded)?;
-                write_device_code(&env, &ptx_code(&embedded, &ptx.arch))?;
-                let mut watched = ptx.sources.clone();
-                watched.extend(nested::manifests_of(&ptx.sources));
-                watched.push(ptx.toolchain.rustc.clone());
-                watched.push(ptx.llvm.llc.clone());
+            Ok(built) => {
+                let embedded_dir = out_dir(&env)?.join("gtap-modules");
+                let embedded = copy_embedded(&built.modules, &embedded_dir)?;
+                write_device_code(&env, &modules_code(&built.arch, &embedded, &built.records))?;
+                if let Some(why) = &built.no_sass {
+                    println!(
+                        "cargo:warning={why}, so `{}` carries PTX without SASS for it, which the \
+                         driver JIT-compiles at every load",
+                        built.package
+                    );
+                }
+                let mut watched = built.sources.clone();
+                watched.extend(nested::manifests_of(&built.sources));
+                watched.push(built.toolchain.rustc.clone());
+                watched.push(built.llvm.llc.clone());
                 for w in watched {
                     println!("cargo:rerun-if-changed={}", w.display());
                 }
-                Ok(BuildOutcome::Built(Box::new(ptx)))
+                Ok(BuildOutcome::Built(Box::new(built)))
             }
             Err(e) if e.is_toolchain_missing() => {
                 let reason = e.to_string();
@@ -414,22 +494,52 @@ impl Builder {
     }
 }
 
-/// The contents of `gtap_device_code.rs` for embedded PTX.
-pub fn ptx_code(ptx: &Path, arch: &Arch) -> String {
-    format!(
-        "// @generated by gtap-builder: device code built for {arch}.\n\
-         ::gtap::DeviceCode::Ptx {{ ptx: ::core::include_str!({:?}), arch: {:?} }}\n",
-        ptx.display().to_string(),
-        arch.as_str(),
-    )
+/// Copies the linker's modules into `dir` (emptied first, so no stale module remains).
+fn copy_modules(linked: &Manifest, dir: &Path) -> Result<Vec<EmbeddedModule>, Error> {
+    if dir.exists() {
+        fs::remove_dir_all(dir).map_err(|e| Error::io("remove", dir, e))?;
+    }
+    fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))?;
+    linked
+        .modules
+        .iter()
+        .map(|m| {
+            let name = m.ptx.file_name().unwrap_or(m.ptx.as_os_str());
+            let ptx = dir.join(name);
+            copy_if_changed(&m.ptx, &ptx)?;
+            Ok(EmbeddedModule {
+                kernels: m.kernels.clone(),
+                ptx,
+                cubins: Vec::new(),
+                records: m.records.clone(),
+            })
+        })
+        .collect()
 }
 
-/// The contents of `gtap_device_code.rs` when there is no device code.
-pub fn missing_code(reason: &str) -> String {
-    format!(
-        "// @generated by gtap-builder: no device code.\n\
-         ::gtap::DeviceCode::Missing {{ reason: {reason:?} }}\n"
-    )
+/// Copies the modules' files into `dir` for `include_str!`/`include_bytes!`, rewriting only
+/// what changed (so an unchanged module does not make cargo recompile the crate).
+fn copy_embedded(modules: &[EmbeddedModule], dir: &Path) -> Result<Vec<EmbeddedModule>, Error> {
+    let into = |p: &Path| -> Result<PathBuf, Error> {
+        let to = dir.join(p.file_name().unwrap_or(p.as_os_str()));
+        copy_if_changed(p, &to)?;
+        Ok(to)
+    };
+    modules
+        .iter()
+        .map(|m| {
+            Ok(EmbeddedModule {
+                kernels: m.kernels.clone(),
+                ptx: into(&m.ptx)?,
+                cubins: m
+                    .cubins
+                    .iter()
+                    .map(|(a, c)| Ok((a.clone(), into(c)?)))
+                    .collect::<Result<_, Error>>()?,
+                records: m.records.clone(),
+            })
+        })
+        .collect()
 }
 
 fn out_dir(env: &dyn Env) -> Result<PathBuf, Error> {

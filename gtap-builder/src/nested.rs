@@ -7,7 +7,8 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::toolchain::{DeviceToolchain, command_line};
+use crate::process::command_line;
+use crate::toolchain::DeviceToolchain;
 use crate::{Arch, Error};
 
 /// The device target triple.

@@ -16,12 +16,11 @@
 //! `llvm-link-<major>` etc. on `PATH`, else the unsuffixed names on `PATH` if their version
 //! matches. `<major>` is the LLVM major of the device rustc (`rustc -vV`).
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::Error;
 use crate::env::{Env, is_executable, lossy, which};
+use crate::process::run;
 
 /// An LLVM version, e.g. `22.1.8`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,53 +135,14 @@ impl LlvmTools {
     }
 }
 
-/// Runs `program args` and returns its stdout; a failure is an [`Error`].
-pub(crate) fn capture(program: &Path, args: &[&str]) -> Result<String, Error> {
-    let out = Command::new(program)
-        .args(args)
-        .output()
-        .map_err(|source| Error::Spawn {
-            program: program.to_owned(),
-            source,
-        })?;
-    if !out.status.success() {
-        return Err(Error::ToolFailed {
-            command: command_line(program, args.iter().map(OsStr::new)),
-            status: out.status.to_string(),
-            output: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// Renders a command line for messages.
-pub(crate) fn command_line<'a>(
-    program: &Path,
-    args: impl IntoIterator<Item = &'a OsStr>,
-) -> String {
-    let mut s = program.display().to_string();
-    for a in args {
-        let a = a.to_string_lossy();
-        s.push(' ');
-        if a.is_empty() || a.contains([' ', '\'', '"', '\\', '$']) {
-            s.push('\'');
-            s.push_str(&a.replace('\'', "'\\''"));
-            s.push('\'');
-        } else {
-            s.push_str(&a);
-        }
-    }
-    s
-}
-
 /// Asks `rustc` for its version info and sysroot.
 pub fn probe_rustc(rustc: &Path) -> Result<(RustcInfo, PathBuf), Error> {
-    let vv = capture(rustc, &["-vV"])?;
+    let vv = run(rustc, &["-vV"], None)?;
     let info = RustcInfo::parse(&vv).map_err(|problem| Error::BadToolOutput {
         command: format!("{} -vV", rustc.display()),
         problem,
     })?;
-    let sysroot = capture(rustc, &["--print", "sysroot"])?;
+    let sysroot = run(rustc, &["--print", "sysroot"], None)?;
     Ok((info, PathBuf::from(sysroot.trim())))
 }
 
@@ -193,7 +153,7 @@ pub fn library_source(sysroot: &Path) -> PathBuf {
 
 /// Asks an LLVM tool for its version.
 pub fn probe_llvm_tool(tool: &Path) -> Result<LlvmVersion, Error> {
-    let text = capture(tool, &["--version"])?;
+    let text = run(tool, &["--version"], None)?;
     LlvmVersion::from_tool_version_output(&text).ok_or_else(|| Error::BadToolOutput {
         command: format!("{} --version", tool.display()),
         problem: "no `LLVM version X.Y.Z` in its output".into(),
@@ -241,29 +201,18 @@ impl<'a> Search<'a> {
     /// Finds the device rustc and cargo.
     pub fn device_toolchain(&self) -> Result<DeviceToolchain, Error> {
         if let Some(value) = self.env.non_empty("GTAP_DEVICE_RUSTC") {
-            let rustc = PathBuf::from(&value);
             let bad = |problem: String| Error::BadOverride {
                 var: "GTAP_DEVICE_RUSTC",
                 value: lossy(&value),
                 problem,
             };
-            let rustc = resolve_program(self.env, &rustc)
+            let rustc = resolve_program(self.env, Path::new(&value))
                 .ok_or_else(|| bad("no such executable".into()))?;
-            let (info, sysroot) = probe_rustc(&rustc).map_err(|e| bad(e.to_string()))?;
-            let lib = library_source(&sysroot);
-            if !lib.join("core").is_dir() {
-                return Err(bad(format!(
-                    "its library source `{}` is missing (install rust-src for it)",
-                    lib.display()
-                )));
-            }
-            let cargo = self.cargo_for(&rustc, &sysroot)?;
-            return Ok(DeviceToolchain {
-                rustc,
-                cargo,
-                sysroot,
-                info,
-            });
+            return match self.accept(&rustc, false) {
+                Ok(tc) => Ok(tc),
+                Err(Rejected::Unusable(why)) => Err(bad(why)),
+                Err(Rejected::Fatal(e)) => Err(e),
+            };
         }
 
         let mut tried = vec!["GTAP_DEVICE_RUSTC: not set".to_owned()];
@@ -291,44 +240,49 @@ impl<'a> Search<'a> {
                 tried.push(format!("{} ({origin}): not installed", rustc.display()));
                 continue;
             }
-            let (info, sysroot) = match probe_rustc(&rustc) {
-                Ok(x) => x,
-                Err(e) => {
-                    tried.push(format!("{} ({origin}): {e}", rustc.display()));
-                    continue;
+            // The same installation reached twice (e.g. `/usr/bin/rustc` is also on PATH).
+            let key = std::fs::canonicalize(&rustc).unwrap_or_else(|_| rustc.clone());
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            match self.accept(&rustc, true) {
+                Ok(tc) => return Ok(tc),
+                Err(Rejected::Unusable(why)) => {
+                    tried.push(format!("{} ({origin}): {why}", rustc.display()))
                 }
-            };
-            if seen.contains(&sysroot) {
-                continue;
+                Err(Rejected::Fatal(e)) => return Err(e),
             }
-            seen.push(sysroot.clone());
-            let lib = library_source(&sysroot);
-            if !lib.join("core").is_dir() {
-                tried.push(format!(
-                    "{} ({origin}, rustc {}): no library source at `{}`",
-                    rustc.display(),
-                    info.release,
-                    lib.display()
-                ));
-                continue;
-            }
-            // A rustup proxy resolves to a toolchain; use that toolchain's binaries directly so
-            // nothing (RUSTUP_TOOLCHAIN, overrides) can redirect the nested build.
-            let direct = sysroot.join("bin").join(exe("rustc"));
-            let rustc = if is_executable(&direct) {
-                direct
-            } else {
-                rustc
-            };
-            let cargo = self.cargo_for(&rustc, &sysroot)?;
-            return Ok(DeviceToolchain {
-                rustc,
-                cargo,
-                sysroot,
-                info,
-            });
         }
         Err(Error::NoDeviceToolchain { tried })
+    }
+
+    /// The toolchain of `rustc` if its library source is installed. With `direct`, a rustup
+    /// proxy is replaced by the rustc of the toolchain it resolves to, so nothing
+    /// (`RUSTUP_TOOLCHAIN`, overrides) can redirect the nested build.
+    fn accept(&self, rustc: &Path, direct: bool) -> Result<DeviceToolchain, Rejected> {
+        let (info, sysroot) = probe_rustc(rustc).map_err(|e| Rejected::Unusable(e.to_string()))?;
+        let lib = library_source(&sysroot);
+        if !lib.join("core").is_dir() {
+            return Err(Rejected::Unusable(format!(
+                "rustc {}: no library source at `{}` (install rust-src for it)",
+                info.release,
+                lib.display()
+            )));
+        }
+        let in_sysroot = sysroot.join("bin").join(exe("rustc"));
+        let rustc = if direct && is_executable(&in_sysroot) {
+            in_sysroot
+        } else {
+            rustc.to_owned()
+        };
+        let cargo = self.cargo_for(&rustc, &sysroot).map_err(Rejected::Fatal)?;
+        Ok(DeviceToolchain {
+            rustc,
+            cargo,
+            sysroot,
+            info,
+        })
     }
 
     fn cargo_for(&self, rustc: &Path, sysroot: &Path) -> Result<PathBuf, Error> {
@@ -486,6 +440,14 @@ impl<'a> Search<'a> {
     }
 }
 
+/// Why a rustc was not taken as the device rustc.
+enum Rejected {
+    /// Try the next candidate (the reason goes into the error's list).
+    Unusable(String),
+    /// Stop the search.
+    Fatal(Error),
+}
+
 enum Checked {
     Mismatch(PathBuf, LlvmVersion),
     Failed(Error),
@@ -584,14 +546,5 @@ mod tests {
             20
         );
         assert!(LlvmVersion::from_tool_version_output("clang 3").is_none());
-    }
-
-    #[test]
-    fn command_lines_are_quoted() {
-        let s = command_line(
-            Path::new("/usr/bin/cargo"),
-            ["rustc", "a b", ""].iter().map(OsStr::new),
-        );
-        assert_eq!(s, "/usr/bin/cargo rustc 'a b' ''");
     }
 }

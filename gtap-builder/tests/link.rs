@@ -6,10 +6,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gtap_builder::Error;
-use gtap_builder::env::{Env, ProcessEnv, is_executable};
-use gtap_builder::link::{LinkArgs, link, linker_main, parse_link_args};
-use gtap_builder::toolchain::{LlvmTools, Search};
+use gtap_builder::{
+    Env, Error, LinkArgs, LlvmTools, Manifest, ProcessEnv, Search, is_executable, link,
+    linker_main, parse_link_args,
+};
 
 fn tools() -> Option<(LlvmTools, PathBuf)> {
     let search = Search::new(&ProcessEnv);
@@ -154,18 +154,34 @@ fn links_crate_dependencies_and_core_to_ptx_keeping_every_kernel() {
     .unwrap();
     assert_eq!(report.kernels, ["dep_kernel", "main_kernel"]);
     assert_eq!(report.unlisted_kernels, ["dep_kernel"]);
-    let ptx = fs::read_to_string(&out).unwrap();
-    assert!(ptx.contains(".target sm_70"), "{ptx}");
-    assert!(ptx.contains(".entry main_kernel"), "{ptx}");
-    assert!(ptx.contains(".entry dep_kernel"), "{ptx}");
-    // Internalized and dropped, or inlined: nothing else stays visible.
-    assert!(!ptx.contains(".visible .func"), "{ptx}");
-    assert!(
-        !ptx.contains("dep_unused") && !ptx.contains("nowhere"),
-        "{ptx}"
-    );
+    // One module per kernel, named by the manifest that the output file points to.
+    let manifest = Manifest::read(&out).unwrap();
+    assert_eq!(manifest, report.manifest);
+    assert_eq!(manifest.target_cpu, "sm_70");
+    let kernels: Vec<&str> = manifest
+        .modules
+        .iter()
+        .map(|m| m.kernels[0].as_str())
+        .collect();
+    assert_eq!(kernels, ["dep_kernel", "main_kernel"]);
+    let main_ptx = fs::read_to_string(&manifest.modules[1].ptx).unwrap();
+    let dep_ptx = fs::read_to_string(&manifest.modules[0].ptx).unwrap();
+    for ptx in [&main_ptx, &dep_ptx] {
+        assert!(ptx.contains(".target sm_70"), "{ptx}");
+        // Internalized and dropped, or inlined: nothing else stays visible.
+        assert!(!ptx.contains(".visible .func"), "{ptx}");
+        assert!(
+            !ptx.contains("dep_unused") && !ptx.contains("nowhere"),
+            "{ptx}"
+        );
+    }
+    // Each module holds its own kernel only.
+    assert!(main_ptx.contains(".entry main_kernel"), "{main_ptx}");
+    assert!(!main_ptx.contains("dep_kernel"), "{main_ptx}");
+    assert!(dep_ptx.contains(".entry dep_kernel"), "{dep_ptx}");
+    assert!(!dep_ptx.contains("main_kernel"), "{dep_ptx}");
     // 3 * 5 + 1, folded across the crates.
-    assert!(ptx.contains("16"), "{ptx}");
+    assert!(main_ptx.contains("16"), "{main_ptx}");
     assert!(!out.with_extension("ptx.gtap-link").exists());
 }
 
@@ -227,7 +243,9 @@ fn linker_main_parses_rustc_arguments_and_links() {
     assert!(parse_link_args(a.clone()).is_ok());
     match linker_main(a) {
         Ok(()) => {
-            let ptx = fs::read_to_string(&out).unwrap();
+            let manifest = Manifest::read(&out).unwrap();
+            assert_eq!(manifest.target_cpu, "sm_90");
+            let ptx = fs::read_to_string(&manifest.modules[0].ptx).unwrap();
             assert!(ptx.contains(".target sm_90"), "{ptx}");
             assert!(ptx.contains(".entry dep_kernel"), "{ptx}");
         }

@@ -8,8 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use gtap_builder::Error;
-use gtap_builder::toolchain::{LLVM_TOOL_NAMES, LlvmVersion, Search};
+use gtap_builder::{Error, LLVM_TOOL_NAMES, LlvmVersion, Search};
 
 /// Tests write scripts and run them; one at a time, so that no test forks while another holds a
 /// script open for writing (which makes exec fail with "text file busy").

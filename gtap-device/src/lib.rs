@@ -58,7 +58,7 @@ pub mod task;
 pub mod thread;
 
 pub use atomic::AtomicElement;
-pub use device_code::DeviceCode;
+pub use device_code::{Cubin, DeviceCode, KernelModule};
 pub use kernel::{Kernel, KernelArg, KernelArgs};
 pub use lane::SCRATCH_WORDS;
 pub use layout::{Geometry, LaunchParams, Layout};

@@ -13,7 +13,7 @@ use crate::config::Config;
 use crate::cpu::{Cpu, CpuMode};
 use crate::error::{Error, Result};
 use crate::gpu::{DeviceMemory, Gpu};
-use crate::stats::Stats;
+use crate::stats::{ModuleLoad, Stats};
 
 /// The result of a launch: the root task's value and what the launch did.
 #[derive(Clone, Debug)]
@@ -76,16 +76,8 @@ impl Runtime {
         config: &Config,
         stream: Arc<CudaStream>,
     ) -> Result<Self> {
-        let ptx = match code {
-            DeviceCode::Ptx { ptx, .. } => *ptx,
-            DeviceCode::Missing { reason } => {
-                return Err(Error::NoDeviceCode {
-                    reason: reason.to_string(),
-                });
-            }
-        };
         Ok(Self::wrap(Backend::Gpu(Box::new(Gpu::with_stream(
-            ptx, config, stream,
+            code, config, stream,
         )?))))
     }
 
@@ -128,6 +120,15 @@ impl Runtime {
         match &self.backend {
             Backend::Gpu(g) => g.layout(),
             Backend::Cpu(c) => c.layout(),
+        }
+    }
+
+    /// How each kernel module was loaded onto the GPU so far (SASS or JIT, and how long it
+    /// took); empty on the CPU executor.
+    pub fn module_loads(&self) -> Vec<ModuleLoad> {
+        match &self.backend {
+            Backend::Gpu(g) => g.module_loads(),
+            Backend::Cpu(_) => Vec::new(),
         }
     }
 

@@ -44,6 +44,33 @@ pub struct Stats {
     /// GPU: registers per thread of the kernels, which decide how many warps fit on a
     /// multiprocessor; 0 on the CPU executor.
     pub registers: u32,
+    /// GPU: how the launched kernel's module was loaded, on the first launch of a kernel of
+    /// that module; `None` on later launches and on the CPU executor.
+    pub module_load: Option<ModuleLoad>,
+}
+
+/// How one kernel module was loaded onto the GPU.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModuleLoad {
+    /// The kernels of the module.
+    pub kernels: &'static [&'static str],
+    /// SASS assembled at build time, or PTX compiled by the driver.
+    pub source: ModuleSource,
+    /// Wall time of the driver's load call, in milliseconds.
+    pub load_ms: f64,
+}
+
+/// What the driver loaded a module from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModuleSource {
+    /// A cubin built for this architecture (no compilation at load).
+    Sass {
+        /// The cubin's architecture (`sm_90`, ...).
+        arch: &'static str,
+    },
+    /// The PTX, JIT-compiled by the driver (no cubin this GPU can run, or the configuration
+    /// caps the registers).
+    Jit,
 }
 
 impl Stats {

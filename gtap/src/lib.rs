@@ -12,10 +12,11 @@ pub use gtap_macros::{entry, function, kernel, task, taskwait};
 #[doc(hidden)]
 pub use gtap_device::__private;
 
-pub use gtap_device::DeviceCode;
+pub use gtap_device::{Cubin, DeviceCode, KernelModule};
 
-/// The device code that `gtap-builder` built for this crate, as a [`DeviceCode`] value: the
-/// PTX of its kernels, or [`DeviceCode::Missing`] with the reason (no device toolchain).
+/// The device code that `gtap-builder` built for this crate, as a [`DeviceCode`] value: one
+/// module per kernel (PTX, and SASS when the build had `ptxas`), or [`DeviceCode::Missing`]
+/// with the reason (no device toolchain).
 ///
 /// The crate's `build.rs` must run the builder
 /// (`gtap_builder::Builder::new().build_or_exit()`), which writes

@@ -7,7 +7,7 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
-/// The PTX of these fixtures (or why there is none).
+/// The device code of these fixtures, one module per kernel (or why there is none).
 #[cfg(not(target_arch = "nvptx64"))]
 pub static DEVICE_CODE: gtap::DeviceCode = gtap::device_code!();
 

@@ -1,86 +1,145 @@
-//! Every kernel and task function of the workspace's device crates is in their PTX (which
-//! `scripts/check-ptx` then assembles with `ptxas`). Without the device toolchain the test says
-//! so and passes, unless `GTAP_REQUIRE_DEVICE=1` (as `scripts/test` sets), where it fails.
+//! The device code of the workspace's device crates: one module per kernel, holding that kernel
+//! and the task functions it reaches, and no others (`scripts/check-ptx` then assembles every
+//! module with `ptxas`). Without the device toolchain the test says so and passes, unless
+//! `GTAP_REQUIRE_DEVICE=1` (as `scripts/test` sets), where it fails.
 
-use gtap_host::DeviceCode;
+use gtap_host::{DeviceCode, KernelModule};
 
-fn ptx(code: &DeviceCode) -> Option<&'static str> {
-    match code {
-        DeviceCode::Ptx { ptx, .. } => Some(ptx),
-        DeviceCode::Missing { reason } => {
-            assert!(
-                std::env::var("GTAP_REQUIRE_DEVICE").as_deref() != Ok("1"),
-                "GTAP_REQUIRE_DEVICE=1 but there is no device code: {reason}"
+fn built(code: &DeviceCode) -> bool {
+    if let Some(reason) = code.missing_reason() {
+        assert!(
+            std::env::var("GTAP_REQUIRE_DEVICE").as_deref() != Ok("1"),
+            "GTAP_REQUIRE_DEVICE=1 but there is no device code: {reason}"
+        );
+        eprintln!("skipping: no device code ({reason})");
+        return false;
+    }
+    true
+}
+
+fn module<'a>(code: &'a DeviceCode, kernel: &str) -> &'a KernelModule {
+    code.module_of(kernel)
+        .unwrap_or_else(|| panic!("kernel {kernel} has no module"))
+}
+
+/// The task functions (by name) whose records a module lists.
+fn tasks(m: &KernelModule) -> Vec<&str> {
+    let mut names: Vec<&str> = m
+        .records
+        .iter()
+        .filter_map(|(symbol, _)| symbol.split('$').nth(1))
+        .collect();
+    names.sort();
+    names
+}
+
+/// `kernels`: each kernel with the task functions its module must hold (exactly).
+fn check(code: &DeviceCode, kernels: &[(&str, &[&str])], all_tasks: &[&str]) {
+    for (kernel, reached) in kernels.iter().chain([("gtap_probe", &[][..])].iter()) {
+        let m = module(code, kernel);
+        assert_eq!(m.kernels, [*kernel], "one kernel per module");
+        assert!(
+            m.ptx.contains(&format!(".entry {kernel}(")),
+            "kernel {kernel} missing from its module's PTX"
+        );
+        let entries = m.ptx.matches(".entry ").count();
+        assert_eq!(entries, 1, "{kernel}'s module has {entries} kernels");
+        let mut want = reached.to_vec();
+        want.sort();
+        assert_eq!(tasks(m), want, "task functions in {kernel}'s module");
+        // A task function's code is its body's closure, `<path>::<function>::{closure}`, v0-
+        // mangled as `<len><function>NC`; the module holds exactly the task functions its
+        // kernel reaches.
+        for t in all_tasks {
+            let shim = format!("{}{t}NC", t.len());
+            assert_eq!(
+                m.ptx.contains(&shim),
+                reached.contains(t),
+                "{kernel}'s module and the code of task function {t}"
             );
-            eprintln!("skipping: no device code ({reason})");
-            None
+        }
+        for c in m.cubins {
+            assert!(
+                c.image.starts_with(b"\x7fELF"),
+                "{kernel}: {} cubin",
+                c.arch
+            );
         }
     }
-}
-
-fn check(ptx: &str, kernels: &[&str], tasks: &[&str]) {
-    for k in kernels.iter().chain(["gtap_probe"].iter()) {
+    for t in all_tasks {
         assert!(
-            ptx.contains(&format!(".entry {k}(")),
-            "kernel {k} missing from the PTX"
+            code.records()
+                .iter()
+                .any(|(symbol, _)| symbol.contains(&format!("${t}$"))),
+            "record size of task function {t} missing"
         );
     }
-    for t in tasks {
-        assert!(
-            ptx.lines()
-                .any(|l| l.contains("__gtap_record_") && l.contains(&format!("${t}$"))),
-            "record size of task function {t} missing from the PTX"
-        );
-    }
+    assert_eq!(
+        code.modules().len(),
+        kernels.len() + 1,
+        "a module per kernel, and gtap's probe"
+    );
 }
 
 #[test]
-fn examples_ptx_has_every_kernel_and_task_function() {
-    if let Some(ptx) = ptx(&gtap_examples::DEVICE_CODE) {
-        check(
-            ptx,
-            &[
-                "fib_kernel",
-                "fib_cutoff_kernel",
-                "integrate_kernel",
-                "nqueens_kernel",
-                "tree_kernel",
-                "tree_sum_kernel",
-            ],
-            &[
-                "fib",
-                "fib_cutoff",
-                "integrate",
-                "nqueens",
-                "tree_visit",
-                "tree_sum",
-            ],
-        );
+fn examples_have_a_module_per_kernel_with_only_its_task_functions() {
+    let code = &gtap_examples::DEVICE_CODE;
+    if !built(code) {
+        return;
     }
+    check(
+        code,
+        &[
+            ("fib_kernel", &["fib"]),
+            ("fib_cutoff_kernel", &["fib_cutoff"]),
+            ("integrate_kernel", &["integrate"]),
+            ("nqueens_kernel", &["nqueens"]),
+            ("tree_kernel", &["tree_visit"]),
+            ("tree_sum_kernel", &["tree_sum"]),
+        ],
+        &[
+            "fib",
+            "fib_cutoff",
+            "integrate",
+            "nqueens",
+            "tree_visit",
+            "tree_sum",
+        ],
+    );
+    // The point of one module per kernel: fib's holds no N-Queens code at all.
+    let fib = module(code, "fib_kernel");
+    assert!(!fib.ptx.contains("13gtap_examples7nqueens"));
+    assert!(
+        module(code, "nqueens_kernel")
+            .ptx
+            .contains("13gtap_examples7nqueens")
+    );
 }
 
 #[test]
-fn fixtures_ptx_has_every_kernel_and_task_function() {
-    if let Some(ptx) = ptx(&gtap_tests::DEVICE_CODE) {
-        check(
-            ptx,
-            &[
-                "wide_kernel",
-                "bad_queue_kernel",
-                "divide_kernel",
-                "same_lane_kernel",
-                "shapes_kernel",
-                "flood_kernel",
-            ],
-            &[
-                "wide",
-                "bad_queue",
-                "leaf",
-                "divide",
-                "same_lane",
-                "shapes",
-                "flood",
-            ],
-        );
+fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
+    let code = &gtap_tests::DEVICE_CODE;
+    if !built(code) {
+        return;
     }
+    check(
+        code,
+        &[
+            ("wide_kernel", &["wide"]),
+            ("bad_queue_kernel", &["bad_queue", "leaf"]),
+            ("divide_kernel", &["divide"]),
+            ("same_lane_kernel", &["same_lane"]),
+            ("shapes_kernel", &["shapes"]),
+            ("flood_kernel", &["flood", "leaf"]),
+        ],
+        &[
+            "wide",
+            "bad_queue",
+            "leaf",
+            "divide",
+            "same_lane",
+            "shapes",
+            "flood",
+        ],
+    );
 }

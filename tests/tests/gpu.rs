@@ -44,6 +44,57 @@ fn first_light_probe_kernel() {
 }
 
 #[test]
+fn kernel_modules_load_from_sass_when_built_for_the_gpu() {
+    let code = &gtap_examples::DEVICE_CODE;
+    let Some(mut rt) = gpu(code, Config::new()) else {
+        return;
+    };
+    let loads = rt.module_loads();
+    for load in &loads {
+        println!(
+            "module {}: {:?} in {:.1} ms",
+            load.kernels.join(", "),
+            load.source,
+            load.load_ms
+        );
+    }
+    let kernels = code.modules().len() - 1; // every kernel's module, the probe's not yet
+    assert_eq!(loads.len(), kernels, "{loads:?}");
+    let first = rt.launch(fib::fib_kernel, (20,)).unwrap();
+    assert_eq!(first.result, fib::fib_seq(20));
+    let load = first
+        .stats
+        .module_load
+        .expect("the first launch reports its module's load");
+    assert_eq!(load.kernels, ["fib_kernel"]);
+    let second = rt.launch(fib::fib_kernel, (20,)).unwrap();
+    assert_eq!(second.stats.module_load, None);
+    // A cubin for the GPU's architecture is used without JIT; a register cap needs the PTX.
+    let has_cubin = !code.module_of("fib_kernel").unwrap().cubins.is_empty();
+    if has_cubin && matches!(load.source, gtap_host::ModuleSource::Jit) {
+        println!(
+            "note: the cubins ({:?}) do not match this GPU, so the PTX was compiled",
+            code.module_of("fib_kernel")
+                .unwrap()
+                .cubins
+                .iter()
+                .map(|c| c.arch)
+                .collect::<Vec<_>>()
+        );
+    }
+    let Some(capped) = gpu(code, Config::new().max_registers(64)) else {
+        return;
+    };
+    assert!(
+        capped
+            .module_loads()
+            .iter()
+            .all(|l| l.source == gtap_host::ModuleSource::Jit),
+        "a register cap compiles the PTX"
+    );
+}
+
+#[test]
 fn examples_are_exact_over_many_launches_with_1_and_3_queues() {
     let height = 16;
     let mut tree_want = vec![0u64; (1 << (height + 1)) - 1];

@@ -1,5 +1,5 @@
-//! Builds the device crates of a workspace to PTX and prints where the PTX is, one path per
-//! line. The workspace's `.cargo/config.toml` makes it `cargo device-build`:
+//! Builds the device crates of a workspace, one PTX module per kernel, and prints where the
+//! modules are, one PTX path per line. The workspace's `.cargo/config.toml` makes it `cargo device-build`:
 //!
 //! ```text
 //! cargo device-build                       # every member whose build.rs uses gtap-builder
@@ -16,7 +16,8 @@ use gtap_builder::{Arch, Builder, Error};
 const USAGE: &str = "\
 usage: gtap-device-build [-p PACKAGE]... [--all] [--arch sm_XX] [--dev] [--manifest-path PATH]
 
-Builds device crates to PTX with the device toolchain and prints one PTX path per line.
+Builds device crates with the device toolchain, one PTX module per kernel (and a cubin per
+module when ptxas is found), and prints one PTX path per line.
 
   -p, --package NAME    build this workspace member (repeatable)
       --all             build every member with a build-dependency on gtap-builder (default)
@@ -163,16 +164,31 @@ fn run(o: Options) -> Result<(), String> {
         if let Some(a) = &o.arch {
             b = b.fixed_arch(a);
         }
-        let ptx = b.compile().map_err(|e| e.to_string())?;
+        let built = b.compile().map_err(|e| e.to_string())?;
+        let mut sass = if built.assembled.is_empty() {
+            "no SASS".to_string()
+        } else {
+            format!(
+                "SASS by ptxas in {} ms (see {})",
+                built.assembled.iter().map(|a| a.millis).sum::<u128>(),
+                gtap_builder::PTXAS_REPORT_FILE
+            )
+        };
+        if let Some(why) = &built.no_sass {
+            sass.push_str(&format!("; {why} (loads will JIT)"));
+        }
         eprintln!(
-            "gtap-device-build: {} for {} (rustc {}, LLVM {}): {}",
-            ptx.package,
-            ptx.arch,
-            ptx.toolchain.info.release,
-            ptx.llvm.version.full,
-            ptx.path.display()
+            "gtap-device-build: {} for {} (rustc {}, LLVM {}): {} modules in {}; {sass}",
+            built.package,
+            built.arch,
+            built.toolchain.info.release,
+            built.llvm.version.full,
+            built.modules.len(),
+            built.dir.display()
         );
-        println!("{}", ptx.path.display());
+        for m in &built.modules {
+            println!("{}", m.ptx.display());
+        }
     }
     Ok(())
 }

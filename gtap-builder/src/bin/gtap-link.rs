@@ -7,7 +7,7 @@
 //! ```
 //!
 //! rustc calls it with the arguments it would pass to `llvm-bitcode-linker`; see
-//! `gtap_builder::link`.
+//! `gtap_builder::run_if_invoked_as_linker`.
 
 fn main() {
     gtap_builder::run_if_invoked_as_linker();

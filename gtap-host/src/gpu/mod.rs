@@ -24,7 +24,7 @@ use crate::stats::Stats;
 
 pub(crate) use memory::DeviceMemory;
 use memory::PinnedRecord;
-use module::Module;
+use module::{Module, ModuleCache};
 
 /// Default cap on the pool budget on the GPU.
 const DEFAULT_BUDGET_CAP: u64 = 8 << 30;
@@ -35,11 +35,21 @@ pub(crate) fn driver_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
+/// Fails with [`Error::NoDeviceCode`] if the program was built without device code.
+fn has_device_code(code: &DeviceCode) -> Result<()> {
+    match code.missing_reason() {
+        Some(reason) => Err(Error::NoDeviceCode {
+            reason: reason.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// The GPU backend of a runtime.
 pub(crate) struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    module: Module,
+    modules: ModuleCache,
     region: DeviceMemory,
     out: DeviceMemory,
     error: PinnedRecord,
@@ -57,14 +67,7 @@ pub(crate) struct Gpu {
 impl Gpu {
     /// Initialises on a new stream of device 0's primary context.
     pub(crate) fn new(code: &DeviceCode, config: &Config) -> Result<Self> {
-        let ptx = match code {
-            DeviceCode::Ptx { ptx, .. } => *ptx,
-            DeviceCode::Missing { reason } => {
-                return Err(Error::NoDeviceCode {
-                    reason: reason.to_string(),
-                });
-            }
-        };
+        has_device_code(code)?;
         if !driver_present() {
             return Err(Error::NoGpu {
                 reason: "no CUDA driver library (libcuda) on this machine".into(),
@@ -84,19 +87,20 @@ impl Gpu {
         let stream = ctx
             .new_stream()
             .map_err(Error::driver("creating a stream"))?;
-        Self::with_stream(ptx, config, stream)
+        Self::with_stream(code, config, stream)
     }
 
     /// Initialises on a caller's stream (and its context).
     pub(crate) fn with_stream(
-        ptx: &'static str,
+        code: &DeviceCode,
         config: &Config,
         stream: Arc<CudaStream>,
     ) -> Result<Self> {
+        has_device_code(code)?;
         let ctx = stream.context().clone();
         ctx.bind_to_thread()
             .map_err(Error::driver("binding the context"))?;
-        let mut module = Module::load(&ctx, ptx, config.max_registers)?;
+        let mut modules = ModuleCache::new(*code, &ctx, config.max_registers)?;
         let device_name = ctx.name().unwrap_or_else(|_| "GPU".into());
         let attr = |a| {
             ctx.attribute(a)
@@ -108,11 +112,14 @@ impl Gpu {
         let (free, _) = ctx
             .mem_get_info()
             .map_err(Error::driver("reading free memory"))?;
-        let kernels: Vec<sys::CUfunction> = records::entries(ptx)
+        // The persistent grid must be resident as a whole for every kernel, so sizing it needs
+        // each kernel's occupancy: every kernel module is loaded here (a cubin loads in
+        // milliseconds; PTX is compiled by the driver, one kernel's module at a time).
+        let names: Vec<&'static str> = modules.kernels().collect();
+        let kernels: Vec<sys::CUfunction> = names
             .into_iter()
-            .filter(|name| *name != "gtap_probe")
-            .filter_map(|name| module.function(name))
-            .collect();
+            .map(|name| modules.function(name))
+            .collect::<Result<_>>()?;
         let registers = kernels
             .iter()
             .map(|&k| Module::registers(k))
@@ -133,9 +140,7 @@ impl Gpu {
             free_memory: free as u64,
             default_budget_cap: DEFAULT_BUDGET_CAP,
         };
-        let sizes = records::from_ptx(ptx);
-        let (layout, block) =
-            config.resolve(&limits, sizes.iter().map(|(n, b)| (n.as_str(), *b)))?;
+        let (layout, block) = config.resolve(&limits, records::device(code))?;
         let region = DeviceMemory::alloc(&ctx, layout.bytes as usize)?;
         let out = DeviceMemory::alloc(&ctx, ROOT_RESULT_BYTES)?;
         let error = PinnedRecord::new(&ctx)?;
@@ -149,7 +154,7 @@ impl Gpu {
         let mut gpu = Self {
             ctx,
             stream,
-            module,
+            modules,
             region,
             out,
             error,
@@ -215,9 +220,12 @@ impl Gpu {
     }
 
     fn function(&mut self, name: &'static str) -> Result<sys::CUfunction> {
-        self.module
-            .function(name)
-            .ok_or(Error::KernelNotFound { name })
+        self.modules.function(name)
+    }
+
+    /// How each kernel module was loaded so far.
+    pub(crate) fn module_loads(&self) -> Vec<crate::stats::ModuleLoad> {
+        self.modules.loads()
     }
 
     /// Launches kernel `K` with `args` and waits for it.
@@ -301,7 +309,7 @@ impl Gpu {
         }
         // SAFETY: thread 0 wrote a `K::Output` there (the launch finished without error).
         let result = unsafe { (out.as_ptr() as *const K::Output).read_unaligned() };
-        let stats = Stats::collect(
+        let mut stats = Stats::collect(
             &self.layout,
             self.block,
             self.registers,
@@ -309,6 +317,7 @@ impl Gpu {
             kernel_ms,
             wall.elapsed().as_secs_f64() * 1e3,
         );
+        stats.module_load = self.modules.first_report(K::NAME);
         Ok(Launch { result, stats })
     }
 

@@ -1,17 +1,136 @@
-//! The device module, loaded with JIT options, and its kernels.
+//! The device modules, one per kernel, loaded on demand and cached.
 //!
-//! cudarc's module wrapper loads PTX without options; gtap needs the driver's register cap
+//! A module is loaded from its cubin when the build assembled one this GPU can run (no
+//! compilation at load), else from its PTX, which the driver JIT-compiles. cudarc's module
+//! wrapper loads without options; gtap needs the driver's register cap
 //! (`CU_JIT_MAX_REGISTERS`): the scheduler is latency-bound, so how many warps fit on a
-//! multiprocessor decides its throughput, and that is the register count of the kernels.
+//! multiprocessor decides its throughput, and that is the register count of the kernels. A
+//! cubin's register count is fixed, so with a cap the PTX is compiled instead.
 
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::sync::Arc;
+use std::time::Instant;
 
 use cudarc::driver::CudaContext;
 use cudarc::driver::sys::{self, CUfunction, CUjit_option, CUmodule};
+use gtap_device::{DeviceCode, KernelModule};
 
 use crate::error::{Error, Result};
+use crate::stats::{ModuleLoad, ModuleSource};
+
+/// What a module is loaded from.
+pub(crate) enum Image<'a> {
+    /// PTX text, JIT-compiled by the driver.
+    Ptx(&'a str),
+    /// A cubin (ELF) image.
+    Cubin(&'a [u8]),
+}
+
+/// The kernel modules of some device code, each loaded at the first request for one of its
+/// kernels.
+pub(crate) struct ModuleCache {
+    code: DeviceCode,
+    ctx: Arc<CudaContext>,
+    /// (major, minor) compute capability of the device.
+    capability: (u32, u32),
+    max_registers: Option<u32>,
+    /// Per module of `code`, in order: the loaded module and how it was loaded.
+    loaded: Vec<Option<(Module, ModuleLoad)>>,
+    /// Per module: whether its load was already reported in a launch's statistics.
+    reported: Vec<bool>,
+}
+
+impl ModuleCache {
+    /// A cache for `code` on `ctx`'s device; nothing is loaded yet.
+    pub(crate) fn new(
+        code: DeviceCode,
+        ctx: &Arc<CudaContext>,
+        max_registers: Option<u32>,
+    ) -> Result<Self> {
+        let attr = |a| {
+            ctx.attribute(a)
+                .map_err(Error::driver("reading device attributes"))
+        };
+        let major = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let n = code.modules().len();
+        Ok(Self {
+            code,
+            ctx: ctx.clone(),
+            capability: (major.max(0) as u32, minor.max(0) as u32),
+            max_registers,
+            loaded: (0..n).map(|_| None).collect(),
+            reported: vec![false; n],
+        })
+    }
+
+    /// The kernels of the device code (gtap's probe kernel excluded).
+    pub(crate) fn kernels(&self) -> impl Iterator<Item = &'static str> {
+        self.code
+            .modules()
+            .iter()
+            .flat_map(|m| m.kernels.iter().copied())
+            .filter(|k| *k != "gtap_probe")
+    }
+
+    /// Kernel `name`, loading its module first if needed.
+    pub(crate) fn function(&mut self, name: &'static str) -> Result<CUfunction> {
+        let index = self
+            .code
+            .modules()
+            .iter()
+            .position(|m| m.kernels.contains(&name))
+            .ok_or(Error::KernelNotFound { name })?;
+        if self.loaded[index].is_none() {
+            let module = &self.code.modules()[index];
+            self.loaded[index] = Some(self.load(module)?);
+        }
+        let Some((module, _)) = &mut self.loaded[index] else {
+            return Err(Error::KernelNotFound { name });
+        };
+        module.function(name).ok_or(Error::KernelNotFound { name })
+    }
+
+    /// How the module of kernel `name` was loaded, the first time this is asked for that
+    /// module (for the statistics of the first launch that used it); `None` afterwards.
+    pub(crate) fn first_report(&mut self, name: &str) -> Option<ModuleLoad> {
+        let index = self
+            .code
+            .modules()
+            .iter()
+            .position(|m| m.kernels.contains(&name))?;
+        let (_, load) = self.loaded[index].as_ref()?;
+        if std::mem::replace(&mut self.reported[index], true) {
+            return None;
+        }
+        Some(*load)
+    }
+
+    /// Every module loaded so far, in the order of the device code.
+    pub(crate) fn loads(&self) -> Vec<ModuleLoad> {
+        self.loaded.iter().flatten().map(|(_, l)| *l).collect()
+    }
+
+    fn load(&self, module: &KernelModule) -> Result<(Module, ModuleLoad)> {
+        let (major, minor) = self.capability;
+        let cubin = module
+            .cubin_for(major, minor)
+            .filter(|_| self.max_registers.is_none());
+        let (image, source) = match cubin {
+            Some(c) => (Image::Cubin(c.image), ModuleSource::Sass { arch: c.arch }),
+            None => (Image::Ptx(module.ptx), ModuleSource::Jit),
+        };
+        let start = Instant::now();
+        let loaded = Module::load(&self.ctx, image, self.max_registers)?;
+        let load = ModuleLoad {
+            kernels: module.kernels,
+            source,
+            load_ms: start.elapsed().as_secs_f64() * 1e3,
+        };
+        Ok((loaded, load))
+    }
+}
 
 /// A loaded module, unloaded on drop.
 pub(crate) struct Module {
@@ -21,18 +140,26 @@ pub(crate) struct Module {
 }
 
 impl Module {
-    /// JIT-compiles `ptx` for the context's device, with at most `max_registers` registers per
-    /// thread when given.
+    /// Loads `image` on the context's device; PTX is JIT-compiled with at most
+    /// `max_registers` registers per thread when given.
     pub(crate) fn load(
         ctx: &Arc<CudaContext>,
-        ptx: &str,
+        image: Image<'_>,
         max_registers: Option<u32>,
     ) -> Result<Self> {
         ctx.bind_to_thread()
             .map_err(Error::driver("binding the context"))?;
-        let image = CString::new(ptx).map_err(|_| Error::ModuleLoad {
-            log: "the PTX contains a NUL byte".into(),
-        })?;
+        // The driver reads PTX as a NUL-terminated string, and a cubin as an ELF image, which
+        // is copied here to 8-byte-aligned memory (`include_bytes!` data has no alignment).
+        let (bytes, is_ptx): (Vec<u64>, bool) = match image {
+            Image::Ptx(ptx) => {
+                let text = CString::new(ptx).map_err(|_| Error::ModuleLoad {
+                    log: "the PTX contains a NUL byte".into(),
+                })?;
+                (aligned(text.as_bytes_with_nul()), true)
+            }
+            Image::Cubin(cubin) => (aligned(cubin), false),
+        };
         let mut log = vec![0u8; 16 * 1024];
         let mut options = vec![
             CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
@@ -40,18 +167,18 @@ impl Module {
         ];
         let mut values: Vec<*mut c_void> =
             vec![log.as_mut_ptr() as *mut c_void, log.len() as *mut c_void];
-        if let Some(r) = max_registers {
+        if let Some(r) = max_registers.filter(|_| is_ptx) {
             options.push(CUjit_option::CU_JIT_MAX_REGISTERS);
             values.push(r as usize as *mut c_void);
         }
         let mut raw: CUmodule = std::ptr::null_mut();
-        // SAFETY: `image` is NUL-terminated PTX; each option has its value at the same index, the
-        // log buffer outlives the call, and the integer options are passed by value as the
-        // driver API specifies.
+        // SAFETY: `bytes` holds NUL-terminated PTX or a whole cubin and outlives the call; each
+        // option has its value at the same index, the log buffer outlives the call, and the
+        // integer options are passed by value as the driver API specifies.
         let loaded = unsafe {
             sys::cuModuleLoadDataEx(
                 &mut raw,
-                image.as_ptr() as *const c_void,
+                bytes.as_ptr() as *const c_void,
                 options.len() as u32,
                 options.as_mut_ptr(),
                 values.as_mut_ptr(),
@@ -122,6 +249,18 @@ impl Module {
             0
         }
     }
+}
+
+/// `bytes` in 8-byte-aligned memory (zero-padded to whole words).
+fn aligned(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .chunks(8)
+        .map(|c| {
+            let mut word = [0u8; 8];
+            word[..c.len()].copy_from_slice(c);
+            u64::from_ne_bytes(word)
+        })
+        .collect()
 }
 
 impl Drop for Module {

@@ -1,0 +1,228 @@
+//! One PTX module per kernel. Every task record holds a pointer to its task function's poll
+//! shim, and `ptxas` must assume that an indirect call may reach any address-taken function of
+//! its module; so a module holding all kernels gives every kernel the code of every task
+//! function (slow to assemble, more registers). Here each kernel K gets its own module: the
+//! linked module with everything but K (and the crate's non-kernel exports) internalized,
+//! unreachable code dropped (`globaldce`), optimized, and written as PTX by `llc`. The poll
+//! shims of task functions K never spawns are unreachable and vanish.
+//!
+//! The kernels are processed in parallel, one `opt`/`llc` pipeline per thread.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::Error;
+use crate::args::LinkArgs;
+use crate::ir::{poll_shim_task, record_task};
+use crate::parallel;
+use crate::process::run;
+use crate::symbols::{CUDA_RUNTIME_SYMBOLS, all_defined_symbols, undefined_symbols};
+use crate::toolchain::LlvmTools;
+
+/// The module of one kernel, as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelModule {
+    /// The kernel.
+    pub kernel: String,
+    /// Its PTX file.
+    pub ptx: PathBuf,
+    /// Task functions whose code the module holds, as (crate, function); `None` when one of
+    /// its poll shims could not be read, so the module may hold any of the crate's.
+    pub tasks: Option<Vec<(String, String)>>,
+}
+
+/// What every kernel's pipeline shares.
+pub(crate) struct Split<'a> {
+    pub(crate) args: &'a LinkArgs,
+    pub(crate) tools: &'a LlvmTools,
+    /// The fully linked module.
+    pub(crate) linked: &'a Path,
+    /// Symbols kept visible in every module besides its kernel (exports that are no kernels).
+    pub(crate) shared_exports: &'a [String],
+    /// Where the intermediate bitcode goes.
+    pub(crate) work: &'a Path,
+    /// Where the PTX files go.
+    pub(crate) out_dir: &'a Path,
+}
+
+impl Split<'_> {
+    /// Builds the module of every kernel, on up to as many threads as there are CPUs. Returns
+    /// them in the order of `kernels`, or the first error.
+    pub(crate) fn run(&self, kernels: &[String]) -> Result<Vec<KernelModule>, Error> {
+        parallel::map(kernels, |k| self.one(k))
+            .into_iter()
+            .collect()
+    }
+
+    fn one(&self, kernel: &str) -> Result<KernelModule, Error> {
+        let stem = file_stem(kernel);
+        let api = self.work.join(format!("{stem}.api"));
+        let mut keep: Vec<&str> = vec![kernel];
+        keep.extend(self.shared_exports.iter().map(String::as_str));
+        let list: String = keep.iter().map(|s| format!("{s}\n")).collect();
+        fs::write(&api, list).map_err(|e| Error::io("write", &api, e))?;
+        let mut api_arg = OsString::from("-internalize-public-api-file=");
+        api_arg.push(&api);
+
+        let optimized = self.work.join(format!("{stem}.bc"));
+        let passes = format!(
+            "-passes=internalize,globaldce,default<O{}>",
+            self.args.opt_level.to_uppercase()
+        )
+        .replace("<OS>", "<Os>")
+        .replace("<OZ>", "<Oz>");
+        run(
+            &self.tools.opt,
+            &[
+                OsString::from(passes),
+                api_arg,
+                self.linked.into(),
+                "-o".into(),
+                optimized.clone().into(),
+            ],
+            None,
+        )?;
+
+        // Nothing may remain undefined but what the driver provides.
+        let unresolved: Vec<String> = undefined_symbols(self.tools, &optimized)?
+            .into_iter()
+            .filter(|s| !CUDA_RUNTIME_SYMBOLS.contains(&s.as_str()))
+            .collect();
+        if !unresolved.is_empty() {
+            return Err(Error::UnresolvedSymbols {
+                symbols: unresolved,
+            });
+        }
+        let tasks = tasks_in(&all_defined_symbols(self.tools, &optimized)?);
+
+        let ptx = self.out_dir.join(format!("{stem}.ptx"));
+        self.llc(&optimized, &ptx)?;
+        Ok(KernelModule {
+            kernel: kernel.to_owned(),
+            ptx,
+            tasks,
+        })
+    }
+
+    fn llc(&self, input: &Path, output: &Path) -> Result<(), Error> {
+        let args = self.args;
+        let llc_opt = match args.opt_level.as_str() {
+            "s" | "z" => "2",
+            l => l,
+        };
+        let mut a: Vec<OsString> = vec![
+            format!("-mtriple={}", args.target).into(),
+            format!("-O{llc_opt}").into(),
+        ];
+        if let Some(cpu) = &args.target_cpu {
+            a.push(format!("-mcpu={cpu}").into());
+        }
+        if let Some(f) = ptx_features(args.target_cpu.as_deref(), args.target_feature.as_deref()) {
+            a.push(format!("-mattr={f}").into());
+        }
+        a.extend([input.into(), "-o".into(), output.into()]);
+        run(&self.tools.llc, &a, None)?;
+        Ok(())
+    }
+}
+
+/// The task functions whose poll shims are among `symbols`, or `None` if a poll shim's name
+/// could not be read.
+fn tasks_in(symbols: &BTreeSet<String>) -> Option<Vec<(String, String)>> {
+    let mut tasks = BTreeSet::new();
+    for s in symbols.iter().filter(|s| s.contains("9poll_shim")) {
+        tasks.insert(poll_shim_task(s)?);
+    }
+    Some(tasks.into_iter().collect())
+}
+
+/// Whether the record `symbol` belongs to one of `tasks` (`None`: any task function).
+pub(crate) fn holds_record(tasks: Option<&[(String, String)]>, symbol: &str) -> bool {
+    match (tasks, record_task(symbol)) {
+        (None, _) => true,
+        (Some(tasks), Some((krate, function))) => {
+            tasks.iter().any(|(k, f)| k == krate && f == function)
+        }
+        (Some(_), None) => false,
+    }
+}
+
+/// A file name for a kernel's module: its name, with characters other than letters, digits,
+/// `_`, `-` and `.` replaced by `_`.
+pub(crate) fn file_stem(kernel: &str) -> String {
+    kernel
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The `-mattr` features for `llc`: the caller's, plus the lowest PTX ISA version that has every
+/// instruction the runtime uses (`nanosleep` needs PTX 6.3; LLVM would pick 6.0 for `sm_70` and
+/// 6.1 for `sm_72`). A PTX version the caller chose is kept.
+fn ptx_features(cpu: Option<&str>, features: Option<&str>) -> Option<String> {
+    let needs_ptx63 = matches!(cpu, Some("sm_70" | "sm_72"));
+    let has_ptx = features.is_some_and(|f| f.contains("ptx"));
+    match (features, needs_ptx63 && !has_ptx) {
+        (Some(f), true) => Some(format!("{f},+ptx63")),
+        (None, true) => Some("+ptx63".into()),
+        (f, false) => f.map(str::to_string),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ptx_version_is_raised_where_llvm_picks_one_too_old() {
+        assert_eq!(ptx_features(Some("sm_70"), None).as_deref(), Some("+ptx63"));
+        assert_eq!(
+            ptx_features(Some("sm_72"), Some("+foo")).as_deref(),
+            Some("+foo,+ptx63")
+        );
+        assert_eq!(
+            ptx_features(Some("sm_70"), Some("+ptx78")).as_deref(),
+            Some("+ptx78")
+        );
+        assert_eq!(ptx_features(Some("sm_90"), None), None);
+    }
+
+    #[test]
+    fn tasks_of_a_module_and_their_records() {
+        let shim = |c: &str, f: &str| {
+            format!(
+                "_RINvNtCsA_11gtap_device6record9poll_shimNtCsB_{}{c}{}{f}NCE",
+                c.len(),
+                f.len()
+            )
+        };
+        let symbols: BTreeSet<String> = [
+            shim("ex", "fib"),
+            "fib_kernel".to_string(),
+            "helper".to_string(),
+        ]
+        .into();
+        let tasks = tasks_in(&symbols).unwrap();
+        assert_eq!(tasks, [("ex".to_string(), "fib".to_string())]);
+        assert!(holds_record(Some(&tasks), "__gtap_record_ex$fib$01"));
+        assert!(!holds_record(Some(&tasks), "__gtap_record_ex$nqueens$02"));
+        assert!(holds_record(None, "__gtap_record_ex$nqueens$02"));
+        // An unreadable shim name: the module may hold anything.
+        let odd: BTreeSet<String> = ["_RINvNtCsA_11gtap_device6record9poll_shimBx_E".into()].into();
+        assert_eq!(tasks_in(&odd), None);
+    }
+
+    #[test]
+    fn module_file_names() {
+        assert_eq!(file_stem("fib_kernel"), "fib_kernel");
+        assert_eq!(file_stem("a b/c"), "a_b_c");
+    }
+}
