@@ -33,6 +33,11 @@ pub struct Config {
     /// scheduler spends its time on; too few make the compiler spill to local memory.
     /// Default: the driver's choice.
     pub max_registers: Option<u32>,
+    /// GPU only: bytes of stack per thread, for recursive or large-frame device code (a
+    /// recursive sequential leaf, a local sort buffer). CUDA's own default is 1 KiB, which a
+    /// 14-level recursion or a 1 KiB local array already overflows. Memory reserved is this
+    /// times the resident threads. Default: [`Config::DEFAULT_STACK_BYTES`].
+    pub stack_bytes: Option<u32>,
 }
 
 impl Default for Config {
@@ -51,8 +56,11 @@ impl Config {
             num_queues: 1,
             max_task_memory_bytes: None,
             max_registers: None,
+            stack_bytes: None,
         }
     }
+    /// The per-thread stack gtap asks for when [`Config::stack_bytes`] is unset.
+    pub const DEFAULT_STACK_BYTES: u32 = 4096;
     /// Sets [`Config::grid_size`].
     pub const fn grid_size(mut self, blocks: u32) -> Self {
         self.grid_size = Some(blocks);
@@ -81,6 +89,11 @@ impl Config {
     /// Sets [`Config::max_registers`].
     pub const fn max_registers(mut self, registers: u32) -> Self {
         self.max_registers = Some(registers);
+        self
+    }
+    /// Sets [`Config::stack_bytes`].
+    pub const fn stack_bytes(mut self, bytes: u32) -> Self {
+        self.stack_bytes = Some(bytes);
         self
     }
 }

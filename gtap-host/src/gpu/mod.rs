@@ -100,6 +100,9 @@ impl Gpu {
         let ctx = stream.context().clone();
         ctx.bind_to_thread()
             .map_err(Error::driver("binding the context"))?;
+        let stack = config.stack_bytes.unwrap_or(Config::DEFAULT_STACK_BYTES);
+        ctx.set_limit(sys::CUlimit::CU_LIMIT_STACK_SIZE, stack as usize)
+            .map_err(Error::driver("setting the per-thread stack size (stack_bytes)"))?;
         let mut modules = ModuleCache::new(*code, &ctx, config.max_registers)?;
         let device_name = ctx.name().unwrap_or_else(|_| "GPU".into());
         let attr = |a| {
