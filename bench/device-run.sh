@@ -32,10 +32,11 @@ base="${GTAP_BASELINE_DIR:-$root/target/gtap-baseline}"
 
 # GTaP labels of the main comparison (run.sh labels). Workloads ported later add theirs here.
 MAIN_LABELS=(fib40 fib40_cutoff14_q3 fib40_cutoff14_q1 nqueens16 tree22_thread tree22_block
-    probtree34_thread probtree34_block nqueens16_cutoff7_q2 nqueens16_cutoff7_q1
-    tree20_epaq_q3 tree20_epaq_q1)
+    cilksort1e8 mergesort1e7 probtree34_thread probtree34_block bfs_rmat22_thread
+    bfs_rmat22_block nqueens16_cutoff7_q2 nqueens16_cutoff7_q1 tree20_epaq_q3 tree20_epaq_q1
+    cilksort5e7_cutoff256_q3 cilksort5e7_cutoff256_q1 spmv1m_thread spmv1m_block)
 # gtap-only rows of the main part (no GTaP counterpart).
-MAIN_GTAP_ONLY=(nqueens16_join)
+MAIN_GTAP_ONLY=(nqueens16_join bfs_grid1024_thread)
 FIB_CUTOFFS=2,3,4,5,6,7,8,9,10,11,12,13,15,16,17,18
 TREE_DEPTHS=(${GTAP_TREE_DEPTHS:-10 11 12 13 14 15 16 17 18 19 20 21})
 

@@ -2,10 +2,15 @@
 //! Adding a workload is adding its constructor to [`catalog`].
 
 use gtap_host::{Config, Runtime};
+use gtap_workloads::bfs::Bfs;
+use gtap_workloads::cilksort::Cilksort;
 use gtap_workloads::fib::{Fib, FibCutoff};
+use gtap_workloads::mergesort::Mergesort;
 use gtap_workloads::measure::{Sample, Workload};
 use gtap_workloads::nqueens::{NQueens, NQueensJoin};
 use gtap_workloads::probtree::ProbTree;
+use gtap_workloads::sort_case::size_label;
+use gtap_workloads::spmv::Spmv;
 use gtap_workloads::tree::{Tree, TreeKind};
 
 /// Builds a workload (its input and reference) when the harness gets to it.
@@ -82,6 +87,17 @@ pub fn catalog(o: &Options) -> Vec<Slot> {
     let (epaq_h, epaq_work) = if q { (8, 32) } else { (20, 512) };
     let probtree_d = if q { 12 } else { 34 };
     let scaling_n = if q { 20 } else { 35 };
+    let cilksort_n: usize = if q { 100_000 } else { 100_000_000 };
+    let cilksort_epaq_n: usize = if q { 50_000 } else { 50_000_000 };
+    let mergesort_n: usize = if q { 100_000 } else { 10_000_000 };
+    let bfs_scale = if q { 14 } else { 22 };
+    let bfs_side = if q { 128 } else { 1024 };
+    let (spmv_rows, spmv_nnz) = if q { (20_000, 30) } else { (1_000_000, 300) };
+    let spmv_label = if spmv_rows == 1_000_000 {
+        "spmv1m".to_string()
+    } else {
+        format!("spmv{spmv_rows}")
+    };
 
     let mut slots = vec![
         run(format!("fib{fib_n}"), true, move || {
@@ -109,6 +125,12 @@ pub fn catalog(o: &Options) -> Vec<Slot> {
             label: format!("tree{tree_h}_block"),
             why: "block mode not implemented in gtap",
         },
+        run(format!("cilksort{}", size_label(cilksort_n)), true, move || {
+            Box::new(Cilksort::new(cilksort_n))
+        }),
+        run(format!("mergesort{}", size_label(mergesort_n)), true, move || {
+            Box::new(Mergesort::new(mergesort_n))
+        }),
         run(format!("probtree{probtree_d}_thread"), true, move || {
             Box::new(ProbTree::new(probtree_d, 3, tree_work, tree_work))
         }),
@@ -116,6 +138,19 @@ pub fn catalog(o: &Options) -> Vec<Slot> {
             label: format!("probtree{probtree_d}_block"),
             why: "block mode not implemented in gtap",
         },
+        run(format!("bfs_rmat{bfs_scale}_thread"), true, move || {
+            Box::new(Bfs::rmat(bfs_scale, 16))
+        }),
+        Slot::Missing {
+            label: format!("bfs_rmat{bfs_scale}_block"),
+            why: "block mode not implemented in gtap",
+        },
+        gtap_only(
+            "a 2D grid graph, a second BFS input of gtap's; GTaP's evaluation has none",
+            run(format!("bfs_grid{bfs_side}_thread"), true, move || {
+                Box::new(Bfs::grid(bfs_side))
+            }),
+        ),
         run(
             format!("nqueens{nq_n}_cutoff{nq_cut}_q2"),
             false,
@@ -141,6 +176,20 @@ pub fn catalog(o: &Options) -> Vec<Slot> {
             },
         ));
     }
+    for queues in [3, 1] {
+        slots.push(run(
+            format!("cilksort{}_cutoff256_q{queues}", size_label(cilksort_epaq_n)),
+            false,
+            move || Box::new(Cilksort::epaq(cilksort_epaq_n, queues)),
+        ));
+    }
+    slots.push(run(format!("{spmv_label}_thread"), true, move || {
+        Box::new(Spmv::new(spmv_rows, spmv_nnz))
+    }));
+    slots.push(Slot::Missing {
+        label: format!("{spmv_label}_block"),
+        why: "block mode not implemented in gtap",
+    });
     for &k in o.fib_cutoffs.iter().filter(|&&k| k != 14) {
         for queues in [3, 1] {
             slots.push(run(
@@ -182,6 +231,11 @@ pub fn gtap_geometry(label: &str) -> Option<(u32, u32)> {
         ("nqueens", s) if s.starts_with("_cutoff") => Some((2000, 32)),
         ("tree", "_thread") | ("probtree", "_thread") => Some((1000, 64)),
         ("tree", s) if s.starts_with("_epaq") => Some((2000, 32)),
+        ("cilksort", "") => Some((2000, 32)),
+        ("cilksort", s) if s.starts_with("_cutoff") => Some((4000, 32)),
+        ("mergesort", "") => Some((1000, 32)),
+        ("bfs_rmat", "_thread") => Some((4000, 32)),
+        ("spmv", _) => Some((3000, 64)),
         _ => None,
     }
 }

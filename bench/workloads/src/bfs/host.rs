@@ -175,10 +175,12 @@ pub fn run_host(g: &Graph, source: i32, parallel: bool) -> Vec<i32> {
     let depth: Vec<AtomicI32> = (0..g.vertices()).map(|_| AtomicI32::new(INF)).collect();
     depth[source as usize].store(0, Relaxed);
     if parallel {
-        fn go<'s>(scope: &rayon::Scope<'s>, g: &'s Graph, depth: &'s [AtomicI32], task: Task) {
-            run_task(g, depth, task, |t| scope.spawn(move |s| go(s, g, depth, t)));
+        // FIFO spawns keep the exploration close to breadth-first order; LIFO (`scope`) would
+        // walk deep first and lower most depths many times over.
+        fn go<'s>(scope: &rayon::ScopeFifo<'s>, g: &'s Graph, depth: &'s [AtomicI32], task: Task) {
+            run_task(g, depth, task, |t| scope.spawn_fifo(move |s| go(s, g, depth, t)));
         }
-        rayon::scope(|s| go(s, g, &depth, (source, -1, -1)));
+        rayon::scope_fifo(|s| go(s, g, &depth, (source, -1, -1)));
     } else {
         let mut tasks = VecDeque::from([(source, -1, -1)]);
         while let Some(task) = tasks.pop_front() {
