@@ -4,9 +4,11 @@
 #
 #   bench/device-run.sh OUT_DIR [PART...]
 #
-# PARTs (default: all four, about 9 minutes on an H200; split into two calls, e.g.
-# `main` and `fib-sweep tree-sweep scaling`, to stay well inside a 10-minute call):
-#   main        the main workloads: GTaP labels in MAIN_LABELS, gtap, CPU peers   (~5 min)
+# PARTs (default: all four; split them over calls to stay inside a 10-minute call, e.g.
+# `main1` and `main2 fib-sweep tree-sweep scaling`):
+#   main        the main workloads, both halves below
+#   main1       fib, N-Queens, binary tree, cilksort, mergesort, B-ary tree (MAIN1_LABELS)
+#   main2       BFS, EPAQ N-Queens, EPAQ tree, EPAQ cilksort, SpMV (MAIN2_LABELS)
 #   fib-sweep   EPAQ fib(40), cutoffs 2..18, 1 and 3 queues, gtap and GTaP         (~3 min)
 #   tree-sweep  binary tree heights 10..21, gtap and GTaP                          (~1 min)
 #   scaling     gtap fib(35) over grid sizes                                       (<1 min)
@@ -31,12 +33,16 @@ bench="${GTAP_BENCH:-$root/target/release/gtap-bench}"
 base="${GTAP_BASELINE_DIR:-$root/target/gtap-baseline}"
 
 # GTaP labels of the main comparison (run.sh labels). Workloads ported later add theirs here.
-MAIN_LABELS=(fib40 fib40_cutoff14_q3 fib40_cutoff14_q1 nqueens16 tree22_thread tree22_block
-    cilksort1e8 mergesort1e7 probtree34_thread probtree34_block bfs_rmat22_thread
-    bfs_rmat22_block nqueens16_cutoff7_q2 nqueens16_cutoff7_q1 tree20_epaq_q3 tree20_epaq_q1
-    cilksort5e7_cutoff256_q3 cilksort5e7_cutoff256_q1 spmv1m_thread spmv1m_block)
-# gtap-only rows of the main part (no GTaP counterpart).
-MAIN_GTAP_ONLY=(nqueens16_join bfs_grid1024_thread)
+# The main part in two halves (`main1`, `main2`), each a whole side-by-side comparison of its
+# labels, so that each fits one device call.
+MAIN1_LABELS=(fib40 fib40_cutoff14_q3 fib40_cutoff14_q1 nqueens16 tree22_thread tree22_block
+    cilksort1e8 mergesort1e7 probtree34_thread probtree34_block)
+MAIN2_LABELS=(bfs_rmat22_thread bfs_rmat22_block nqueens16_cutoff7_q2 nqueens16_cutoff7_q1
+    tree20_epaq_q3 tree20_epaq_q1 cilksort5e7_cutoff256_q3 cilksort5e7_cutoff256_q1
+    spmv1m_thread spmv1m_block)
+# gtap-only rows (no GTaP counterpart) of each half.
+MAIN1_GTAP_ONLY=(nqueens16_join)
+MAIN2_GTAP_ONLY=(bfs_grid1024_thread)
 FIB_CUTOFFS=2,3,4,5,6,7,8,9,10,11,12,13,15,16,17,18
 TREE_DEPTHS=(${GTAP_TREE_DEPTHS:-10 11 12 13 14 15 16 17 18 19 20 21})
 
@@ -65,7 +71,16 @@ only=()
 for part in "${parts[@]}"; do
     case "$part" in
         main)
-            timed "GTaP main" baseline "$base/run.sh" "${MAIN_LABELS[@]}"
+            timed "GTaP main" baseline "$base/run.sh" "${MAIN1_LABELS[@]}" "${MAIN2_LABELS[@]}"
+            only+=("${MAIN1_LABELS[@]}" "${MAIN1_GTAP_ONLY[@]}" "${MAIN2_LABELS[@]}" "${MAIN2_GTAP_ONLY[@]}")
+            ;;
+        main1)
+            timed "GTaP main1" baseline "$base/run.sh" "${MAIN1_LABELS[@]}"
+            only+=("${MAIN1_LABELS[@]}" "${MAIN1_GTAP_ONLY[@]}")
+            ;;
+        main2)
+            timed "GTaP main2" baseline "$base/run.sh" "${MAIN2_LABELS[@]}"
+            only+=("${MAIN2_LABELS[@]}" "${MAIN2_GTAP_ONLY[@]}")
             ;;
         fib-sweep)
             timed "GTaP fib-sweep" baseline "$base/run.sh" --fib-cutoffs "$FIB_CUTOFFS"
@@ -82,7 +97,6 @@ for part in "${parts[@]}"; do
             ;;
         *) echo "device-run: unknown part '$part'" >&2; exit 2 ;;
     esac
-    [ "$part" = main ] && only+=("${MAIN_LABELS[@]}" "${MAIN_GTAP_ONLY[@]}")
 done
 
 list="$(IFS=,; echo "${only[*]}")"

@@ -5,8 +5,8 @@ use gtap_host::{Config, Runtime};
 use gtap_workloads::bfs::Bfs;
 use gtap_workloads::cilksort::Cilksort;
 use gtap_workloads::fib::{Fib, FibCutoff};
-use gtap_workloads::mergesort::Mergesort;
 use gtap_workloads::measure::{Sample, Workload};
+use gtap_workloads::mergesort::Mergesort;
 use gtap_workloads::nqueens::{NQueens, NQueensJoin};
 use gtap_workloads::probtree::ProbTree;
 use gtap_workloads::sort_case::size_label;
@@ -125,12 +125,16 @@ pub fn catalog(o: &Options) -> Vec<Slot> {
             label: format!("tree{tree_h}_block"),
             why: "block mode not implemented in gtap",
         },
-        run(format!("cilksort{}", size_label(cilksort_n)), true, move || {
-            Box::new(Cilksort::new(cilksort_n))
-        }),
-        run(format!("mergesort{}", size_label(mergesort_n)), true, move || {
-            Box::new(Mergesort::new(mergesort_n))
-        }),
+        run(
+            format!("cilksort{}", size_label(cilksort_n)),
+            true,
+            move || Box::new(Cilksort::new(cilksort_n)),
+        ),
+        run(
+            format!("mergesort{}", size_label(mergesort_n)),
+            true,
+            move || Box::new(Mergesort::new(mergesort_n)),
+        ),
         run(format!("probtree{probtree_d}_thread"), true, move || {
             Box::new(ProbTree::new(probtree_d, 3, tree_work, tree_work))
         }),
@@ -178,7 +182,10 @@ pub fn catalog(o: &Options) -> Vec<Slot> {
     }
     for queues in [3, 1] {
         slots.push(run(
-            format!("cilksort{}_cutoff256_q{queues}", size_label(cilksort_epaq_n)),
+            format!(
+                "cilksort{}_cutoff256_q{queues}",
+                size_label(cilksort_epaq_n)
+            ),
             false,
             move || Box::new(Cilksort::epaq(cilksort_epaq_n, queues)),
         ));

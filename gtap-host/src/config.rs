@@ -15,8 +15,11 @@ use gtap_device::scheduler::MAX_QUEUES;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
-    /// Thread blocks in the persistent grid. Default: as many as can be resident at once
-    /// (multiprocessors × blocks per multiprocessor at the kernels' occupancy).
+    /// Thread blocks in the persistent grid. Default: as many as each kernel keeps resident at
+    /// once (multiprocessors × blocks per multiprocessor at that kernel's occupancy); the region
+    /// is laid out for the kernel that fits the most. A grid set here must be resident for the
+    /// kernel that fits the most blocks; kernels that fit fewer still run correctly (blocks that
+    /// are not resident start once the others finish and find the launch over).
     pub grid_size: Option<u32>,
     /// Threads per block, a multiple of 32. Default: 256 on the GPU.
     pub block_size: Option<u32>,

@@ -1,47 +1,62 @@
-//! Every kernel and task function of this crate is in its PTX. Without the device toolchain the
-//! test says so and passes, unless `GTAP_REQUIRE_DEVICE=1` (as `scripts/test` sets).
+//! Every kernel of this crate has its own module holding exactly the task functions it reaches.
+//! Without the device toolchain the test says so and passes, unless `GTAP_REQUIRE_DEVICE=1` (as
+//! `scripts/test` sets).
 
 use gtap_host::DeviceCode;
 
+/// Each kernel with the task functions it spawns (directly or through its children).
+const KERNELS: &[(&str, &[&str])] = &[
+    ("fib_kernel", &["fib"]),
+    ("fib_cutoff_kernel", &["fib_cutoff"]),
+    ("nq_kernel", &["nq"]),
+    ("nq_join_kernel", &["nq_join"]),
+    ("tree_kernel", &["tree_work"]),
+    ("tree_epaq_kernel", &["tree_work_epaq"]),
+    ("probtree_kernel", &["probtree_work"]),
+    ("cilksort_kernel", &["cilkmerge", "cilksort"]),
+    ("cilksort_epaq_kernel", &["cilkmerge_epaq", "cilksort_epaq"]),
+    ("mergesort_kernel", &["mergesort"]),
+    ("bfs_kernel", &["bfs"]),
+    ("spmv_kernel", &["range_spmv", "spmv_row"]),
+];
+
 #[test]
-fn ptx_has_every_kernel_and_task_function() {
-    let ptx = match &gtap_workloads::DEVICE_CODE {
-        DeviceCode::Ptx { ptx, .. } => *ptx,
-        DeviceCode::Missing { reason } => {
-            assert!(
-                std::env::var("GTAP_REQUIRE_DEVICE").as_deref() != Ok("1"),
-                "GTAP_REQUIRE_DEVICE=1 but there is no device code: {reason}"
-            );
-            eprintln!("skipping: no device code ({reason})");
-            return;
-        }
-    };
-    let kernels = [
-        "fib_kernel",
-        "fib_cutoff_kernel",
-        "nq_kernel",
-        "nq_join_kernel",
-        "tree_kernel",
-        "tree_epaq_kernel",
-        "probtree_kernel",
-    ];
-    for k in kernels {
-        assert!(ptx.contains(&format!(".entry {k}(")), "kernel {k} missing");
-    }
-    let tasks = [
-        "fib",
-        "fib_cutoff",
-        "nq",
-        "nq_join",
-        "tree_work",
-        "tree_work_epaq",
-        "probtree_work",
-    ];
-    for t in tasks {
+fn every_kernel_has_a_module_with_exactly_its_task_functions() {
+    let code = &gtap_workloads::DEVICE_CODE;
+    if let Some(reason) = code.missing_reason() {
         assert!(
-            ptx.lines()
-                .any(|l| l.contains("__gtap_record_") && l.contains(&format!("${t}$"))),
-            "record size of task function {t} missing"
+            std::env::var("GTAP_REQUIRE_DEVICE").as_deref() != Ok("1"),
+            "GTAP_REQUIRE_DEVICE=1 but there is no device code: {reason}"
         );
+        eprintln!("skipping: no device code ({reason})");
+        return;
+    }
+    assert!(matches!(code, DeviceCode::Modules { .. }));
+    for (kernel, reached) in KERNELS {
+        let m = code
+            .module_of(kernel)
+            .unwrap_or_else(|| panic!("kernel {kernel} has no module"));
+        assert!(
+            m.ptx.contains(&format!(".entry {kernel}(")),
+            "kernel {kernel} missing from its module's PTX"
+        );
+        let mut tasks: Vec<&str> = m
+            .records
+            .iter()
+            .filter_map(|(symbol, _)| symbol.split('$').nth(1))
+            .collect();
+        tasks.sort();
+        assert_eq!(tasks, *reached, "task functions in {kernel}'s module");
+    }
+    // Every task function's record size reaches the host.
+    let all: Vec<&str> = code
+        .records()
+        .iter()
+        .filter_map(|(symbol, _)| symbol.split('$').nth(1))
+        .collect();
+    for (_, reached) in KERNELS {
+        for t in *reached {
+            assert!(all.contains(t), "record size of task function {t} missing");
+        }
     }
 }

@@ -4,6 +4,7 @@
 mod memory;
 mod module;
 
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Instant;
@@ -58,10 +59,21 @@ pub(crate) struct Gpu {
     layout: Layout,
     block: u32,
     shared: u32,
-    registers: u32,
+    /// Per kernel: the blocks a launch uses and the registers the kernel got.
+    kernel_shapes: HashMap<&'static str, KernelShape>,
     launches: u32,
     lost: bool,
     pub(crate) device_name: String,
+}
+
+/// How one kernel is launched.
+#[derive(Clone, Copy)]
+struct KernelShape {
+    /// Blocks of the persistent grid: the configured grid size, else as many of the region's
+    /// blocks as this kernel keeps resident.
+    blocks: u32,
+    /// Registers per thread the kernel got.
+    registers: u32,
 }
 
 impl Gpu {
@@ -102,7 +114,9 @@ impl Gpu {
             .map_err(Error::driver("binding the context"))?;
         let stack = config.stack_bytes.unwrap_or(Config::DEFAULT_STACK_BYTES);
         ctx.set_limit(sys::CUlimit::CU_LIMIT_STACK_SIZE, stack as usize)
-            .map_err(Error::driver("setting the per-thread stack size (stack_bytes)"))?;
+            .map_err(Error::driver(
+                "setting the per-thread stack size (stack_bytes)",
+            ))?;
         let mut modules = ModuleCache::new(*code, &ctx, config.max_registers)?;
         let device_name = ctx.name().unwrap_or_else(|_| "GPU".into());
         let attr = |a| {
@@ -120,21 +134,19 @@ impl Gpu {
         // milliseconds; PTX is compiled by the driver, one kernel's module at a time).
         let names: Vec<&'static str> = modules.kernels().collect();
         let kernels: Vec<sys::CUfunction> = names
-            .into_iter()
+            .iter()
+            .copied()
             .map(|name| modules.function(name))
             .collect::<Result<_>>()?;
-        let registers = kernels
-            .iter()
-            .map(|&k| Module::registers(k))
-            .max()
-            .unwrap_or(0);
-        // The grid must be resident as a whole: take the kernel with the lowest occupancy.
+        // A persistent grid must be resident as a whole. Kernels differ (registers), so the
+        // region is laid out for the kernel that fits the most blocks, and each launch of a
+        // default-sized grid uses as many of them as its own kernel keeps resident.
         let resident = |block: u32| {
             let per_sm = kernels
                 .iter()
                 .map(|&k| Module::blocks_per_sm(k, block, shared_bytes(block)))
-                .min();
-            sms * per_sm.unwrap_or(1)
+                .max();
+            sms * per_sm.unwrap_or(1).max(1)
         };
         let limits = Limits {
             max_block,
@@ -144,6 +156,21 @@ impl Gpu {
             default_budget_cap: DEFAULT_BUDGET_CAP,
         };
         let (layout, block) = config.resolve(&limits, records::device(code))?;
+        let kernel_shapes = names
+            .iter()
+            .zip(&kernels)
+            .map(|(&name, &k)| {
+                let blocks = sms * Module::blocks_per_sm(k, block, shared_bytes(block)).max(1);
+                let shape = KernelShape {
+                    blocks: match config.grid_size {
+                        Some(grid) => grid,
+                        None => blocks.min(layout.geometry.blocks),
+                    },
+                    registers: Module::registers(k),
+                };
+                (name, shape)
+            })
+            .collect();
         let region = DeviceMemory::alloc(&ctx, layout.bytes as usize)?;
         let out = DeviceMemory::alloc(&ctx, ROOT_RESULT_BYTES)?;
         let error = PinnedRecord::new(&ctx)?;
@@ -166,7 +193,7 @@ impl Gpu {
             layout,
             block,
             shared: shared_bytes(block) as u32,
-            registers,
+            kernel_shapes,
             launches: 0,
             lost: false,
             device_name,
@@ -252,10 +279,18 @@ impl Gpu {
         }
         self.error.clear();
         self.launches += 1;
+        let shape = self
+            .kernel_shapes
+            .get(K::NAME)
+            .copied()
+            .ok_or(Error::KernelNotFound { name: K::NAME })?;
+        // The region's layout with this launch's grid: warps past it simply do not exist.
+        let mut layout = self.layout;
+        layout.geometry.blocks = shape.blocks;
         let params = LaunchParams {
             base: self.region.ptr,
             error: self.error.device,
-            layout: self.layout,
+            layout,
             options: 0,
             seed: self.launches.wrapping_mul(0x9e37_79b9),
             host: 0,
@@ -266,7 +301,7 @@ impl Gpu {
             &out_ptr as *const CUdeviceptr as *mut c_void,
         ];
         args.each_param(&mut |p| raw.push(p as *mut c_void));
-        let g = &self.layout.geometry;
+        let g = &layout.geometry;
         self.start
             .record(&self.stream)
             .map_err(Error::driver("recording an event"))?;
@@ -302,7 +337,7 @@ impl Gpu {
             .elapsed_ms(&self.stop)
             .map_err(Error::driver("reading events"))? as f64;
         let mut out = vec![0u8; out_bytes.max(1)];
-        let mut warps = vec![WarpStats::default(); self.layout.geometry.warps() as usize];
+        let mut warps = vec![WarpStats::default(); layout.geometry.warps() as usize];
         // SAFETY: both device ranges are inside live allocations of at least these sizes.
         unsafe {
             result::memcpy_dtoh_sync(&mut out[..], self.out.ptr)
@@ -313,9 +348,9 @@ impl Gpu {
         // SAFETY: thread 0 wrote a `K::Output` there (the launch finished without error).
         let result = unsafe { (out.as_ptr() as *const K::Output).read_unaligned() };
         let mut stats = Stats::collect(
-            &self.layout,
+            &layout,
             self.block,
-            self.registers,
+            shape.registers,
             &warps,
             kernel_ms,
             wall.elapsed().as_secs_f64() * 1e3,

@@ -178,7 +178,9 @@ pub fn run_host(g: &Graph, source: i32, parallel: bool) -> Vec<i32> {
         // FIFO spawns keep the exploration close to breadth-first order; LIFO (`scope`) would
         // walk deep first and lower most depths many times over.
         fn go<'s>(scope: &rayon::ScopeFifo<'s>, g: &'s Graph, depth: &'s [AtomicI32], task: Task) {
-            run_task(g, depth, task, |t| scope.spawn_fifo(move |s| go(s, g, depth, t)));
+            run_task(g, depth, task, |t| {
+                scope.spawn_fifo(move |s| go(s, g, depth, t))
+            });
         }
         rayon::scope_fifo(|s| go(s, g, &depth, (source, -1, -1)));
     } else {
