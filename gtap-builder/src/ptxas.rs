@@ -116,26 +116,40 @@ pub fn assemble_all(ptxas: &Path, jobs: &[(PathBuf, Arch)]) -> Result<Vec<Assemb
         .collect()
 }
 
+/// The most registers per thread a kernel may use: the persistent grid's blocks of 256
+/// threads then fit at least two to a multiprocessor (16 warps), which the scheduler needs to
+/// hide memory latency. Only a kernel that `ptxas` gives more is assembled again under this
+/// ceiling: a ceiling makes `ptxas` use it all, even where it needs fewer.
+pub const MAX_REGISTERS: u32 = 128;
+
 fn assemble(ptxas: &Path, ptx: &Path, arch: &Arch) -> Result<Assembled, Error> {
     let cubin = ptx.with_extension(format!("{arch}.cubin"));
     let start = Instant::now();
-    let (_, report) = run_with_stderr(
-        ptxas,
-        &[
-            format!("-arch={arch}").as_ref(),
+    let run = |ceiling: Option<u32>| {
+        let arch_flag = format!("-arch={arch}");
+        let ceiling_flag = ceiling.map(|r| format!("-maxrregcount={r}"));
+        let mut args: Vec<&std::ffi::OsStr> = vec![arch_flag.as_ref()];
+        if let Some(flag) = &ceiling_flag {
+            args.push(flag.as_ref());
+        }
+        args.extend([
             "-v".as_ref(),
             ptx.as_os_str(),
             "-o".as_ref(),
             cubin.as_os_str(),
-        ],
-        None,
-    )?;
+        ]);
+        run_with_stderr(ptxas, &args, None).map(|(_, report)| parse_resources(&report))
+    };
+    let mut kernels = run(None)?;
+    if kernels.values().any(|k| k.registers > MAX_REGISTERS) {
+        kernels = run(Some(MAX_REGISTERS))?;
+    }
     Ok(Assembled {
         ptx: ptx.to_owned(),
         arch: arch.clone(),
         cubin,
         millis: start.elapsed().as_millis(),
-        kernels: parse_resources(&report),
+        kernels,
     })
 }
 

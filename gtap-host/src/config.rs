@@ -34,7 +34,9 @@ pub struct Config {
     /// GPU only: registers per thread the driver may give the kernels when it compiles them.
     /// Fewer registers let more warps share a multiprocessor, which hides the memory latency the
     /// scheduler spends its time on; too few make the compiler spill to local memory.
-    /// Default: the driver's choice.
+    /// Default: at most 128 (at least two blocks of 256 threads per multiprocessor), the
+    /// ceiling the SASS built by `gtap-builder` has; setting it makes the runtime compile the
+    /// PTX with this ceiling instead of loading that SASS.
     pub max_registers: Option<u32>,
     /// GPU only: bytes of stack per thread, for recursive or large-frame device code (a
     /// recursive sequential leaf, a local sort buffer). CUDA's own default is 1 KiB, which a

@@ -139,9 +139,14 @@ pub(crate) struct Module {
     functions: HashMap<String, CUfunction>,
 }
 
+/// The register ceiling for PTX compiled by the driver when the configuration sets none: the
+/// one `gtap-builder` gives `ptxas` for the SASS it embeds (two blocks of 256 threads per
+/// multiprocessor at least).
+const DEFAULT_MAX_REGISTERS: u32 = 128;
+
 impl Module {
     /// Loads `image` on the context's device; PTX is JIT-compiled with at most
-    /// `max_registers` registers per thread when given.
+    /// `max_registers` registers per thread (default [`DEFAULT_MAX_REGISTERS`]).
     pub(crate) fn load(
         ctx: &Arc<CudaContext>,
         image: Image<'_>,
@@ -167,7 +172,10 @@ impl Module {
         ];
         let mut values: Vec<*mut c_void> =
             vec![log.as_mut_ptr() as *mut c_void, log.len() as *mut c_void];
-        if let Some(r) = max_registers.filter(|_| is_ptx) {
+        if let Some(r) = max_registers
+            .or(Some(DEFAULT_MAX_REGISTERS))
+            .filter(|_| is_ptx)
+        {
             options.push(CUjit_option::CU_JIT_MAX_REGISTERS);
             values.push(r as usize as *mut c_void);
         }
