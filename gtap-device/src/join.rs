@@ -22,15 +22,16 @@
 //! 2. The fold's release fence, executed by every lane: the results, and every access to the
 //!    finished tasks' slots, happen before what follows.
 //! 3. [`complete`]: each finished slot goes back to its pool with relaxed operations
-//!    (`pool::free`), and each parent's `pending` gets a relaxed decrement. Fence, then a
-//!    strong write: a *release pattern*. The lane that takes `pending` from 1 to 0 owns the
-//!    parent; if any lane does, the warp issues one more fence after the decrements: an
-//!    *acquire pattern*. Every sibling's decrement is in the release sequence it read, so every
-//!    sibling's result happens before the owner's next reads.
+//!    (`pool::free`), and each parent's `pending` gets an acquire decrement. The fold's fence,
+//!    then that strong write: a *release pattern*. The lane that takes `pending` from 1 to 0
+//!    owns the parent, and its decrement is an *acquire* (on the GPU `atom.acquire`: the RMW
+//!    plus an L1 invalidation, no membar). Every sibling's decrement is in the release
+//!    sequence it read, so every sibling's result happens before the owner's next reads.
 //! 4. The owner stages the parent's continuation on its own warp (on the wait's queue), for the
 //!    next fold to run or publish (with its release fence); or, if the parent is `COMPLETING`,
-//!    finishes the parent in turn in another round (freeing it with a release, since this lane
-//!    read its header after the last fence).
+//!    finishes the parent in turn in another round, whose decrement is acquire-release (it
+//!    passes on what this lane acquired) and whose free is a release (this lane read the
+//!    parent's header).
 //! 5. The root's completion raises the `finished` flag, which ends the launch: with the
 //!    implicit wait, every task has finished by then.
 
@@ -87,8 +88,12 @@ pub(crate) fn complete(warp: &Warp, done: Lanes<Done>) {
     let rt = warp.runtime();
     let mut job = done;
     // The slots of the step's own tasks were released by the fold's fence; a COMPLETING parent
-    // was read after the last fence, so its slot is freed with a release.
+    // was read after this lane's acquire, so its slot is freed with a release.
     let mut free_order = Ordering::Relaxed;
+    // First round: the fold's fence released this step's results, so each decrement only
+    // acquires (on the GPU `atom.acquire`: the RMW and an L1 invalidation, no membar). A
+    // cascade's decrement must also release what this lane acquired: acquire-release.
+    let mut notify = Ordering::Acquire;
     loop {
         let owned = warp.each(job, |_, d| {
             if d.task == NONE {
@@ -102,15 +107,14 @@ pub(crate) fn complete(warp: &Warp, done: Lanes<Done>) {
             }
             let p = rt.header(d.parent);
             // SAFETY: the parent cannot be freed before this decrement (it waits for us).
-            let last = unsafe { (*p).pending.fetch_sub(1, Ordering::Relaxed) } == 1;
+            // Acquire: the lane that takes the count to zero owns the parent; its header and
+            // every sibling's result are visible to it from here on.
+            let last = unsafe { (*p).pending.fetch_sub(1, notify) } == 1;
             if last { d.parent } else { NONE }
         });
         if !warp.any(Warp::map(owned, |p| p != NONE)) {
             return;
         }
-        // Acquire, by every lane: the owned parents' headers and every sibling's result are
-        // visible after this fence (and it releases the next round's decrements).
-        arch::fence();
         job = warp.each(owned, |_, parent| {
             if parent == NONE {
                 return Done::NOTHING;
@@ -130,5 +134,6 @@ pub(crate) fn complete(warp: &Warp, done: Lanes<Done>) {
             Done::NOTHING
         });
         free_order = Ordering::Release;
+        notify = Ordering::AcqRel;
     }
 }

@@ -13,11 +13,11 @@
 //! 3. **Fold.** After a warp barrier the warp keeps up to 32 ids staged on one queue as its next
 //!    batch and publishes the rest; one converged release fence covers everything the step's
 //!    polls wrote (`queue::fold`).
-//! 4. **Joins.** Finished tasks free their slots and notify their parents with relaxed
-//!    decrements; lanes that took a parent's count to zero fence once (acquire) and stage its
-//!    continuation for the next fold ([`crate::join`]).
+//! 4. **Joins.** Finished tasks free their slots and notify their parents with acquire
+//!    decrements (released by the fold's fence); a lane that took a parent's count to zero
+//!    stages its continuation for the next fold ([`crate::join`]).
 //!
-//! So a step costs at most two fences, whatever its 32 tasks did. The launch ends when the root
+//! So a step costs one membar, whatever its 32 tasks did. The launch ends when the root
 //! task finishes (`Control::finish`) or a device error aborts it. Workers read the stop word
 //! when they have nothing to run and every [`STOP_CHECK_STEPS`] steps otherwise, so an abort
 //! stops every warp promptly without a global read per step.
