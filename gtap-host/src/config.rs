@@ -21,7 +21,7 @@ pub struct Config {
     /// kernel that fits the most blocks; kernels that fit fewer still run correctly (blocks that
     /// are not resident start once the others finish and find the launch over).
     pub grid_size: Option<u32>,
-    /// Threads per block, a multiple of 32. Default: 256 on the GPU.
+    /// Threads per block, a multiple of 32. Default: 128 on the GPU.
     pub block_size: Option<u32>,
     /// Task slots per warp: the most tasks one warp may have spawned and not yet seen finish.
     /// Must be a multiple of `num_queues`. Default: as many as the memory budget allows.

@@ -66,6 +66,9 @@ pub(crate) struct Gpu {
     pub(crate) device_name: String,
 }
 
+/// Threads per block when the configuration sets none.
+const DEFAULT_BLOCK: u32 = 128;
+
 /// How one kernel is launched.
 #[derive(Clone, Copy)]
 struct KernelShape {
@@ -150,7 +153,10 @@ impl Gpu {
         };
         let limits = Limits {
             max_block,
-            default_block: 256,
+            // Registers are allocated per warp and blocks are resident whole: with the 96-128
+            // registers a kernel typically gets, blocks of 128 threads keep 16-20 warps on a
+            // multiprocessor where blocks of 256 keep 16.
+            default_block: DEFAULT_BLOCK,
             resident_blocks: &resident,
             free_memory: free as u64,
             default_budget_cap: DEFAULT_BUDGET_CAP,
