@@ -29,9 +29,12 @@
 //! * **Fresh ids** `w << id_shift | fresh` (the warp-local `fresh` counter) are used only when
 //!   the ring is empty, so a zeroed pool needs no setup and the slots in circulation stay few
 //!   and hot in cache.
+//! * **Wrap-around.** Positions (`frees`, `taken`) are free-running `u32`s and wrap after 2^32;
+//!   they are compared by distance (`after`), never by value, and sequence numbers are
+//!   computed from the wrapped position, so round `2^(32 - id_shift)` is round 0 again.
 //! * **Exhaustion.** Once every fresh id is out and the stash is empty, an allocation claims
-//!   the next ring position and waits for a producer; if none has reserved it (`frees <= t`)
-//!   for a long while, the pool is exhausted. (Ids freed on this warp in the current step wait
+//!   the next ring position and waits for a producer; if none has reserved it (`frees` not
+//!   after `t`) for a long while, the pool is exhausted. (Ids freed on this warp in the current step wait
 //!   in `freed` until the step ends, so right at the limit they do not count.)
 //! * **Ordering of the slot itself.** The task that frees a slot has fenced after its last
 //!   access to it (see [`crate::join`]); a warp-local recycle is further ordered by the warp
@@ -120,6 +123,21 @@ impl Default for PoolLocal {
 /// re-reads `frees` before calling the pool exhausted.
 const PATIENCE: u32 = 1 << 16;
 
+/// Whether free-running position `a` lies after position `b`. Ring positions wrap after 2^32,
+/// so they are compared by their distance, never by value.
+#[inline(always)]
+pub(crate) fn after(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
+
+/// Sequence number of the cell of ring position `p` while it is empty for `p`'s round; `+ 1`
+/// says it holds an id. Wrapping: after 2^32 positions the rounds start again at 0, and so
+/// does this number.
+#[inline(always)]
+fn empty_seq(rt: &Runtime, p: u32) -> u32 {
+    (p >> rt.id_shift).wrapping_mul(2)
+}
+
 /// Allocates a task id from the calling lane's warp. `None` means the pool is exhausted.
 #[inline]
 pub(crate) fn alloc(lane: &LaneView) -> Option<u32> {
@@ -142,15 +160,15 @@ fn alloc_slow(rt: &Runtime, local: &PoolLocal, warp: u32) -> Option<u32> {
     loop {
         let t = local.taken.load();
         let mut seen = local.frees_seen.load();
-        if t >= seen {
+        if !after(seen, t) {
             seen = rt.pool_meta(warp).frees.load(Ordering::Relaxed);
             // Lanes may store these out of order; a stale value only costs another reload.
             local.frees_seen.store(seen);
-            if t >= seen {
+            if !after(seen, t) {
                 break;
             }
         }
-        if local.taken.compare_exchange(t, t + 1) {
+        if local.taken.compare_exchange(t, t.wrapping_add(1)) {
             return Some(take(rt, warp, t));
         }
     }
@@ -161,7 +179,7 @@ fn alloc_slow(rt: &Runtime, local: &PoolLocal, warp: u32) -> Option<u32> {
     // Every id is out: wait for one to come back.
     let t = local.taken.fetch_add(1);
     let mut waited = 0u32;
-    while rt.pool_meta(warp).frees.load(Ordering::Relaxed) <= t {
+    while !after(rt.pool_meta(warp).frees.load(Ordering::Relaxed), t) {
         waited += 1;
         if waited > PATIENCE {
             return None;
@@ -175,12 +193,13 @@ fn alloc_slow(rt: &Runtime, local: &PoolLocal, warp: u32) -> Option<u32> {
 #[inline]
 fn take(rt: &Runtime, warp: u32, t: u32) -> u32 {
     let slot = &rt.pool_cell(warp, t).0;
-    let ready = 2 * (t >> rt.id_shift) + 1;
+    let ready = empty_seq(rt, t).wrapping_add(1);
     loop {
         let word = slot.load(Ordering::Relaxed);
         if (word >> 32) as u32 == ready {
             // Same word: the next round's producer cannot overwrite it before this read.
-            slot.store(cell(ready + 1, 0), Ordering::Relaxed);
+            let next_round = empty_seq(rt, t.wrapping_add(1 << rt.id_shift));
+            slot.store(cell(next_round, 0), Ordering::Relaxed);
             return word as u32;
         }
         // The producer reserved the position and is about to fill it.
@@ -212,12 +231,12 @@ fn free_to_ring(rt: &Runtime, id: u32, order: Ordering) {
     let owner = rt.owner(id);
     let p = rt.pool_meta(owner).frees.fetch_add(1, Ordering::Relaxed);
     let slot = &rt.pool_cell(owner, p).0;
-    let empty = 2 * (p >> rt.id_shift);
+    let empty = empty_seq(rt, p);
     while (slot.load(Ordering::Relaxed) >> 32) as u32 != empty {
         // The consumer of this cell's previous round took its position but has not read it yet.
         arch::backoff(32);
     }
-    slot.store(cell(empty + 1, id), order);
+    slot.store(cell(empty.wrapping_add(1), id), order);
 }
 
 /// End of step, after the warp barrier (collective): takes the warp's own freed ids back into
@@ -251,7 +270,7 @@ pub(crate) fn restock(warp: &Warp) {
         } else {
             0
         };
-        local.taken.store(ring_at + from_ring);
+        local.taken.store(ring_at.wrapping_add(from_ring));
         local.fresh.store(fresh_at + from_fresh);
         local
             .ready_len
@@ -288,7 +307,11 @@ pub(crate) fn restock(warp: &Warp) {
                 free_to_ring(rt, local.freed[j as usize].load(), Ordering::Relaxed);
             } else if j < moved + spilled + from_ring {
                 let k = j - moved - spilled;
-                local.ready[(start + moved + k) as usize].store(take(rt, me, ring_at + k));
+                local.ready[(start + moved + k) as usize].store(take(
+                    rt,
+                    me,
+                    ring_at.wrapping_add(k),
+                ));
             } else {
                 let k = j - moved - spilled - from_ring;
                 local.ready[(start + moved + from_ring + k) as usize]
@@ -322,4 +345,90 @@ pub(crate) fn live(rt: &Runtime, local: &PoolLocal, warp: u32) -> u32 {
         .load()
         .wrapping_add(rt.pool_meta(warp).frees.load(Ordering::Relaxed));
     local.handed.load().wrapping_sub(back)
+}
+
+/// Test only: starts `warp`'s free-id ring at position `at` instead of 0, with every cell
+/// empty for the round of the position that will use it next.
+#[cfg(test)]
+pub(crate) fn preset_ring(rt: &Runtime, local: &PoolLocal, warp: u32, at: u32) {
+    local.taken.store(at);
+    local.frees_seen.store(at);
+    rt.pool_meta(warp).frees.store(at, Ordering::Relaxed);
+    for k in 0..1u32 << rt.id_shift {
+        let p = at.wrapping_add(k);
+        rt.pool_cell(warp, p)
+            .0
+            .store(cell(empty_seq(rt, p), 0), Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::testing::{Launch, geometry, within};
+
+    /// `k` allocations on lane 0 of `warp`.
+    fn alloc_on(warp: &Warp, k: usize) -> Vec<Option<u32>> {
+        let mut out = Vec::new();
+        warp.each(Warp::splat(()), |lane, ()| {
+            if lane == 0 {
+                out.extend((0..k).map(|_| alloc(&arch::current_lane())));
+            }
+        });
+        out
+    }
+
+    /// Frees `ids` on lane 0 of `warp`.
+    fn free_on(warp: &Warp, ids: &[u32]) {
+        warp.each(Warp::splat(()), |lane, ()| {
+            if lane == 0 {
+                for &id in ids {
+                    free(&arch::current_lane(), id, Ordering::Release);
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn ring_positions_wrap_around() {
+        within(60, || {
+            for back in [1u32, 2, 3, 6, 1000] {
+                let launch = Launch::leak(geometry(2, 4, 1));
+                let rt = launch.rt();
+                let (owner, other) = (Warp::new(rt, 0, None), Warp::new(rt, 1, None));
+                let start = 0u32.wrapping_sub(back);
+                preset_ring(rt, &owner.shared().pool, 0, start);
+                let all: Vec<u32> = (0..4).map(|i| rt.task_id(0, i)).collect();
+                // Four positions a round, through the stash (restock) and the ring directly.
+                for round in 0..(back / 4 + 8) {
+                    if round % 2 == 1 {
+                        restock(&owner);
+                    }
+                    let mut ids: Vec<u32> = alloc_on(&owner, 4)
+                        .into_iter()
+                        .map(|id| id.expect("an id came back, the pool is not exhausted"))
+                        .collect();
+                    ids.sort_unstable();
+                    assert_eq!(ids, all, "round {round}: each id out exactly once");
+                    free_on(&other, &ids);
+                }
+                let frees = rt.pool_meta(0).frees.load(Ordering::Relaxed);
+                assert!(
+                    frees < start,
+                    "the ring crossed 2^32 positions (frees {frees})"
+                );
+            }
+        });
+    }
+
+    #[test]
+    fn positions_compare_by_distance() {
+        assert!(after(1, 0));
+        assert!(after(0, u32::MAX));
+        assert!(after(5, u32::MAX - 5));
+        assert!(!after(u32::MAX, 0));
+        assert!(!after(7, 7));
+    }
 }

@@ -427,3 +427,48 @@ fn run_task<R: TaskFunction>(id: u32) -> Done {
 }
 
 const _: () = assert!(WARP_SIZE == 32);
+
+#[cfg(test)]
+mod tests {
+    use core::sync::atomic::Ordering;
+
+    use crate::pool;
+    use crate::queue;
+    use crate::testing::{Launch, fib, geometry, run_fib, within};
+
+    /// A whole computation with every free-running position (queue tails and heads, free-id
+    /// rings) started just below 2^32, so that it wraps mid-run on the CPU executor.
+    #[test]
+    fn fib_across_counter_wrap() {
+        for (seed, back) in [(1u64, 1u32), (2, 3), (3, 40), (4, 700)] {
+            let launch = Launch::leak(geometry(4, 2048, 2));
+            let at = 0u32.wrapping_sub(back);
+            let (result, queues_wrapped, rings_wrapped) = within(60, move || {
+                let rt = launch.rt();
+                let (result, warps) = run_fib(launch, 18, seed, |w| {
+                    pool::preset_ring(rt, &w.shared().pool, w.id(), at);
+                    queue::preset_positions(rt, w.shared(), w.id(), at);
+                });
+                let queues = warps
+                    .iter()
+                    .any(|w| (0..2).any(|q| w.shared().tails[q].load() < at));
+                let rings =
+                    (0..rt.warps).any(|w| rt.pool_meta(w).frees.load(Ordering::Relaxed) < at);
+                (result, queues, rings)
+            });
+            assert_eq!(
+                result,
+                Ok(fib(18)),
+                "seed {seed}, positions from 2^32 - {back}"
+            );
+            // The runs that start closest to 2^32 must have crossed it, or they test nothing.
+            if back <= 40 {
+                assert!(
+                    queues_wrapped,
+                    "a queue position crossed 2^32 (seed {seed})"
+                );
+                assert!(rings_wrapped, "a free-id ring crossed 2^32 (seed {seed})");
+            }
+        }
+    }
+}
