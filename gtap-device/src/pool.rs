@@ -42,8 +42,14 @@
 //!   backoffs and gives up: the id is lost, which no longer matters. A restock whose take gave
 //!   up empties the stash, which then has holes.
 //! * **Ordering of the slot itself.** The task that frees a slot has fenced after its last
-//!   access to it (see [`crate::join`]); a warp-local recycle is further ordered by the warp
-//!   barrier before the restock.
+//!   access to it (see [`crate::join`]), and the producer's store of the cell follows that
+//!   fence (or is itself a release): a release pattern. The consumer loads the cell with
+//!   acquire (`ld.acquire.gpu`, an `Acquire` load on the CPU), because nothing fences between
+//!   a take and the first write of the new record: an allocation writes it at once, and a
+//!   restock runs after the step's fences, before the next step's polls. So the old task's
+//!   accesses happen before the new task's, on the GPU and under Rust's model on the CPU. A
+//!   warp-local recycle (the `freed` stash) stays within the warp, ordered by the warp barrier
+//!   before the restock.
 //! * **No generation counters.** GTaP stamps ids with a generation so that a child finishing
 //!   after its parent's slot was recycled does not notify the slot's new task. Here a task
 //!   finishes only after all its children have (the implicit wait of [`crate::join`]), so no
@@ -230,7 +236,12 @@ fn take(rt: &Runtime, warp: u32, t: u32) -> Option<u32> {
     let ready = empty_seq(rt, t).wrapping_add(1);
     let mut spin = Spin::new();
     loop {
-        let word = slot.load(Ordering::Relaxed);
+        // Acquire: pairs with the producer's release (a fence before its store, or a release
+        // store), so that the freed task's last accesses to the slot happen before the new
+        // task's record is written into it. No fence follows a take before that write (neither
+        // in a poll's allocation nor between the restock and the next step's polls), so the
+        // load itself must acquire.
+        let word = slot.load(Ordering::Acquire);
         if (word >> 32) as u32 == ready {
             // Same word: the next round's producer cannot overwrite it before this read.
             let next_round = empty_seq(rt, t.wrapping_add(1 << rt.id_shift));
