@@ -55,6 +55,8 @@ pub mod scheduler;
 pub mod slice;
 pub mod stats;
 pub mod task;
+#[cfg(test)]
+mod testing;
 pub mod thread;
 
 pub use atomic::AtomicElement;

@@ -29,13 +29,27 @@
 //! * **Fresh ids** `w << id_shift | fresh` (the warp-local `fresh` counter) are used only when
 //!   the ring is empty, so a zeroed pool needs no setup and the slots in circulation stay few
 //!   and hot in cache.
+//! * **Wrap-around.** Positions (`frees`, `taken`) are free-running `u32`s and wrap after 2^32;
+//!   they are compared by distance (`after`), never by value, and sequence numbers are
+//!   computed from the wrapped position, so round `2^(32 - id_shift)` is round 0 again.
 //! * **Exhaustion.** Once every fresh id is out and the stash is empty, an allocation claims
-//!   the next ring position and waits for a producer; if none has reserved it (`frees <= t`)
-//!   for a long while, the pool is exhausted. (Ids freed on this warp in the current step wait
-//!   in `freed` until the step ends, so right at the limit they do not count.)
+//!   the next ring position and waits for a producer; if none has reserved it (`frees` not
+//!   after `t`) for a long while, the pool is exhausted. (Ids freed on this warp in the current
+//!   step wait in `freed` until the step ends, so right at the limit they do not count.)
+//! * **Aborts.** A producer waits for a consumer, a consumer for a producer. After a device
+//!   error the other side may never come (a warp stopped, or gave up a position it had
+//!   reserved), so every such wait reads the abort flag every `SPINS_PER_ABORT_CHECK`
+//!   backoffs and gives up: the id is lost, which no longer matters. A restock whose take gave
+//!   up empties the stash, which then has holes.
 //! * **Ordering of the slot itself.** The task that frees a slot has fenced after its last
-//!   access to it (see [`crate::join`]); a warp-local recycle is further ordered by the warp
-//!   barrier before the restock.
+//!   access to it (see [`crate::join`]), and the producer's store of the cell follows that
+//!   fence (or is itself a release): a release pattern. The consumer loads the cell with
+//!   acquire (`ld.acquire.gpu`, an `Acquire` load on the CPU), because nothing fences between
+//!   a take and the first write of the new record: an allocation writes it at once, and a
+//!   restock runs after the step's fences, before the next step's polls. So the old task's
+//!   accesses happen before the new task's, on the GPU and under Rust's model on the CPU. A
+//!   warp-local recycle (the `freed` stash) stays within the warp, ordered by the warp barrier
+//!   before the restock.
 //! * **No generation counters.** GTaP stamps ids with a generation so that a child finishing
 //!   after its parent's slot was recycled does not notify the slot's new task. Here a task
 //!   finishes only after all its children have (the implicit wait of [`crate::join`]), so no
@@ -120,7 +134,52 @@ impl Default for PoolLocal {
 /// re-reads `frees` before calling the pool exhausted.
 const PATIENCE: u32 = 1 << 16;
 
-/// Allocates a task id from the calling lane's warp. `None` means the pool is exhausted.
+/// Backoffs of a wait between two reads of the launch's abort flag: often enough that an error
+/// elsewhere ends the wait within microseconds, rarely enough that the device-memory read costs
+/// nothing.
+const SPINS_PER_ABORT_CHECK: u32 = 64;
+
+/// Whether free-running position `a` lies after position `b`. Ring positions wrap after 2^32,
+/// so they are compared by their distance, never by value.
+#[inline(always)]
+pub(crate) fn after(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
+
+/// A wait for another warp's step of the ring protocol. That warp may never take it once the
+/// launch aborts (it stopped, or gave up a position itself), so a wait checks the abort flag
+/// now and then and gives up: a device error must end the launch, never hang it.
+struct Spin {
+    spins: u32,
+}
+
+impl Spin {
+    const fn new() -> Self {
+        Self { spins: 0 }
+    }
+
+    /// Backs off once. `false`: the launch has aborted, stop waiting.
+    #[inline]
+    fn again(&mut self, rt: &Runtime) -> bool {
+        self.spins = self.spins.wrapping_add(1);
+        if self.spins.is_multiple_of(SPINS_PER_ABORT_CHECK) && rt.control().aborted() {
+            return false;
+        }
+        arch::backoff(32);
+        true
+    }
+}
+
+/// Sequence number of the cell of ring position `p` while it is empty for `p`'s round; `+ 1`
+/// says it holds an id. Wrapping: after 2^32 positions the rounds start again at 0, and so
+/// does this number.
+#[inline(always)]
+fn empty_seq(rt: &Runtime, p: u32) -> u32 {
+    (p >> rt.id_shift).wrapping_mul(2)
+}
+
+/// Allocates a task id from the calling lane's warp. `None` means the pool is exhausted (or
+/// the launch aborted while the allocation waited).
 #[inline]
 pub(crate) fn alloc(lane: &LaneView) -> Option<u32> {
     let local = &lane.shared().pool;
@@ -142,16 +201,16 @@ fn alloc_slow(rt: &Runtime, local: &PoolLocal, warp: u32) -> Option<u32> {
     loop {
         let t = local.taken.load();
         let mut seen = local.frees_seen.load();
-        if t >= seen {
+        if !after(seen, t) {
             seen = rt.pool_meta(warp).frees.load(Ordering::Relaxed);
             // Lanes may store these out of order; a stale value only costs another reload.
             local.frees_seen.store(seen);
-            if t >= seen {
+            if !after(seen, t) {
                 break;
             }
         }
-        if local.taken.compare_exchange(t, t + 1) {
-            return Some(take(rt, warp, t));
+        if local.taken.compare_exchange(t, t.wrapping_add(1)) {
+            return take(rt, warp, t);
         }
     }
     let c = local.fresh.fetch_add(1);
@@ -160,31 +219,39 @@ fn alloc_slow(rt: &Runtime, local: &PoolLocal, warp: u32) -> Option<u32> {
     }
     // Every id is out: wait for one to come back.
     let t = local.taken.fetch_add(1);
-    let mut waited = 0u32;
-    while rt.pool_meta(warp).frees.load(Ordering::Relaxed) <= t {
-        waited += 1;
-        if waited > PATIENCE {
+    let mut spin = Spin::new();
+    while !after(rt.pool_meta(warp).frees.load(Ordering::Relaxed), t) {
+        if spin.spins > PATIENCE || !spin.again(rt) {
             return None;
         }
-        arch::backoff(32);
     }
-    Some(take(rt, warp, t))
+    take(rt, warp, t)
 }
 
-/// Consumes ring position `t`, which a producer has reserved.
+/// Consumes ring position `t`, which a producer has reserved. `None`: the launch aborted
+/// before the producer filled it.
 #[inline]
-fn take(rt: &Runtime, warp: u32, t: u32) -> u32 {
+fn take(rt: &Runtime, warp: u32, t: u32) -> Option<u32> {
     let slot = &rt.pool_cell(warp, t).0;
-    let ready = 2 * (t >> rt.id_shift) + 1;
+    let ready = empty_seq(rt, t).wrapping_add(1);
+    let mut spin = Spin::new();
     loop {
-        let word = slot.load(Ordering::Relaxed);
+        // Acquire: pairs with the producer's release (a fence before its store, or a release
+        // store), so that the freed task's last accesses to the slot happen before the new
+        // task's record is written into it. No fence follows a take before that write (neither
+        // in a poll's allocation nor between the restock and the next step's polls), so the
+        // load itself must acquire.
+        let word = slot.load(Ordering::Acquire);
         if (word >> 32) as u32 == ready {
             // Same word: the next round's producer cannot overwrite it before this read.
-            slot.store(cell(ready + 1, 0), Ordering::Relaxed);
-            return word as u32;
+            let next_round = empty_seq(rt, t.wrapping_add(1 << rt.id_shift));
+            slot.store(cell(next_round, 0), Ordering::Relaxed);
+            return Some(word as u32);
         }
         // The producer reserved the position and is about to fill it.
-        arch::backoff(32);
+        if !spin.again(rt) {
+            return None;
+        }
     }
 }
 
@@ -206,18 +273,22 @@ pub(crate) fn free(lane: &LaneView, id: u32, order: Ordering) {
     free_to_ring(rt, id, order);
 }
 
-/// Puts `id` into its owner's ring.
+/// Puts `id` into its owner's ring. Gives up (the id is lost) if the launch aborts while it
+/// waits for the cell.
 #[inline]
 fn free_to_ring(rt: &Runtime, id: u32, order: Ordering) {
     let owner = rt.owner(id);
     let p = rt.pool_meta(owner).frees.fetch_add(1, Ordering::Relaxed);
     let slot = &rt.pool_cell(owner, p).0;
-    let empty = 2 * (p >> rt.id_shift);
+    let empty = empty_seq(rt, p);
+    let mut spin = Spin::new();
     while (slot.load(Ordering::Relaxed) >> 32) as u32 != empty {
         // The consumer of this cell's previous round took its position but has not read it yet.
-        arch::backoff(32);
+        if !spin.again(rt) {
+            return;
+        }
     }
-    slot.store(cell(empty + 1, id), order);
+    slot.store(cell(empty.wrapping_add(1), id), order);
 }
 
 /// End of step, after the warp barrier (collective): takes the warp's own freed ids back into
@@ -251,7 +322,7 @@ pub(crate) fn restock(warp: &Warp) {
         } else {
             0
         };
-        local.taken.store(ring_at + from_ring);
+        local.taken.store(ring_at.wrapping_add(from_ring));
         local.fresh.store(fresh_at + from_fresh);
         local
             .ready_len
@@ -277,7 +348,8 @@ pub(crate) fn restock(warp: &Warp) {
         from_fresh,
         fresh_at,
     ] = plan;
-    warp.lanes(|lane| {
+    let gave_up = warp.lanes(|lane| {
+        let mut gave_up = false;
         let mut j = lane;
         while j < moved + spilled + from_ring + from_fresh {
             if j < moved {
@@ -288,7 +360,10 @@ pub(crate) fn restock(warp: &Warp) {
                 free_to_ring(rt, local.freed[j as usize].load(), Ordering::Relaxed);
             } else if j < moved + spilled + from_ring {
                 let k = j - moved - spilled;
-                local.ready[(start + moved + k) as usize].store(take(rt, me, ring_at + k));
+                match take(rt, me, ring_at.wrapping_add(k)) {
+                    Some(id) => local.ready[(start + moved + k) as usize].store(id),
+                    None => gave_up = true,
+                }
             } else {
                 let k = j - moved - spilled - from_ring;
                 local.ready[(start + moved + from_ring + k) as usize]
@@ -296,7 +371,14 @@ pub(crate) fn restock(warp: &Warp) {
             }
             j += arch::WARP_SIZE;
         }
+        gave_up
     });
+    // A take gave up (the launch aborted): `ready` has holes, so hand out nothing from it in the
+    // steps the warp runs before it sees the stop word. `from_ring` is the same on every lane,
+    // so the common path pays no vote.
+    if from_ring > 0 && warp.any(gave_up) {
+        warp.leader_only(|| local.ready_len.store(0));
+    }
     warp.sync();
 }
 
@@ -322,4 +404,150 @@ pub(crate) fn live(rt: &Runtime, local: &PoolLocal, warp: u32) -> u32 {
         .load()
         .wrapping_add(rt.pool_meta(warp).frees.load(Ordering::Relaxed));
     local.handed.load().wrapping_sub(back)
+}
+
+/// Test only: starts `warp`'s free-id ring at position `at` instead of 0, with every cell
+/// empty for the round of the position that will use it next.
+#[cfg(test)]
+pub(crate) fn preset_ring(rt: &Runtime, local: &PoolLocal, warp: u32, at: u32) {
+    local.taken.store(at);
+    local.frees_seen.store(at);
+    rt.pool_meta(warp).frees.store(at, Ordering::Relaxed);
+    for k in 0..1u32 << rt.id_shift {
+        let p = at.wrapping_add(k);
+        rt.pool_cell(warp, p)
+            .0
+            .store(cell(empty_seq(rt, p), 0), Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::thread;
+    use std::time::Duration;
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::testing::{Launch, geometry, within};
+
+    /// `k` allocations on lane 0 of `warp`.
+    fn alloc_on(warp: &Warp, k: usize) -> Vec<Option<u32>> {
+        let mut out = Vec::new();
+        warp.each(Warp::splat(()), |lane, ()| {
+            if lane == 0 {
+                out.extend((0..k).map(|_| alloc(&arch::current_lane())));
+            }
+        });
+        out
+    }
+
+    /// Frees `ids` on lane 0 of `warp`.
+    fn free_on(warp: &Warp, ids: &[u32]) {
+        warp.each(Warp::splat(()), |lane, ()| {
+            if lane == 0 {
+                for &id in ids {
+                    free(&arch::current_lane(), id, Ordering::Release);
+                }
+            }
+        });
+    }
+
+    /// Waits until `handle`'s thread has been stuck for a while, then aborts the launch and
+    /// expects the thread to give up.
+    fn abort_unsticks<T: Send + 'static>(
+        launch: &'static Launch,
+        handle: thread::JoinHandle<T>,
+    ) -> T {
+        thread::sleep(Duration::from_millis(50));
+        assert!(
+            !handle.is_finished(),
+            "the wait should last while the launch runs"
+        );
+        launch.rt().control().abort();
+        within(10, move || handle.join().expect("no panic"))
+    }
+
+    #[test]
+    fn ring_positions_wrap_around() {
+        within(60, || {
+            for back in [1u32, 2, 3, 6, 1000] {
+                let launch = Launch::leak(geometry(2, 4, 1));
+                let rt = launch.rt();
+                let (owner, other) = (Warp::new(rt, 0, None), Warp::new(rt, 1, None));
+                let start = 0u32.wrapping_sub(back);
+                preset_ring(rt, &owner.shared().pool, 0, start);
+                let all: Vec<u32> = (0..4).map(|i| rt.task_id(0, i)).collect();
+                // Four positions a round, through the stash (restock) and the ring directly.
+                for round in 0..(back / 4 + 8) {
+                    if round % 2 == 1 {
+                        restock(&owner);
+                    }
+                    let mut ids: Vec<u32> = alloc_on(&owner, 4)
+                        .into_iter()
+                        .map(|id| id.expect("an id came back, the pool is not exhausted"))
+                        .collect();
+                    ids.sort_unstable();
+                    assert_eq!(ids, all, "round {round}: each id out exactly once");
+                    free_on(&other, &ids);
+                }
+                let frees = rt.pool_meta(0).frees.load(Ordering::Relaxed);
+                assert!(
+                    frees < start,
+                    "the ring crossed 2^32 positions (frees {frees})"
+                );
+            }
+        });
+    }
+
+    #[test]
+    fn free_gives_up_when_launch_aborts() {
+        let launch = Launch::leak(geometry(2, 2, 1));
+        let rt = launch.rt();
+        let (owner, other) = (Warp::new(rt, 0, None), Warp::new(rt, 1, None));
+        // Both ids handed out; one allocation too many gives up on ring position 0 (the pool
+        // is exhausted: a device error is about to abort the launch).
+        let ids = alloc_on(&owner, 3);
+        assert_eq!(ids[2], None);
+        let (a, b) = (ids[0].expect("fresh id"), ids[1].expect("fresh id"));
+        // Both come back: `a` into position 0, which nobody takes now, `b` into position 1,
+        // which the owner's next allocation takes.
+        free_on(&other, &[a, b]);
+        assert_eq!(alloc_on(&owner, 1), [Some(b)]);
+        // Freeing `b` again reserves position 2, whose cell still holds `a`: the producer waits
+        // for a consumer that will never come.
+        let handle = thread::spawn(move || free_on(&Warp::new(launch.rt(), 1, None), &[b]));
+        abort_unsticks(launch, handle);
+    }
+
+    #[test]
+    fn take_gives_up_when_launch_aborts() {
+        let launch = Launch::leak(geometry(2, 2, 1));
+        // A producer reserved ring position 0 and stopped before filling it (as one that gives
+        // up when the launch aborts does).
+        launch.rt().pool_meta(0).frees.add(1, Ordering::Relaxed);
+        let handle = thread::spawn(move || alloc_on(&Warp::new(launch.rt(), 0, None), 1));
+        assert_eq!(abort_unsticks(launch, handle), [None]);
+    }
+
+    #[test]
+    fn restock_gives_up_when_launch_aborts() {
+        let launch = Launch::leak(geometry(2, 2, 1));
+        launch.rt().pool_meta(0).frees.add(1, Ordering::Relaxed);
+        let handle = thread::spawn(move || {
+            let owner = Warp::new(launch.rt(), 0, None);
+            restock(&owner);
+            // The stash has a hole where the untaken id would be: it must hand out nothing.
+            owner.shared().pool.ready_len.load() as i32
+        });
+        assert!(abort_unsticks(launch, handle) <= 0);
+    }
+
+    #[test]
+    fn positions_compare_by_distance() {
+        assert!(after(1, 0));
+        assert!(after(0, u32::MAX));
+        assert!(after(5, u32::MAX - 5));
+        assert!(!after(u32::MAX, 0));
+        assert!(!after(7, 7));
+    }
 }

@@ -337,3 +337,14 @@ pub(crate) fn next(rng: &mut u64) -> u64 {
     *rng = x;
     x
 }
+
+/// Test only: starts every ring position of `warp`'s queues at `at` (a warp at kernel start has
+/// them all at 0), to run the wrap-around of the free-running counters.
+#[cfg(test)]
+pub(crate) fn preset_positions(rt: &Runtime, shared: &WarpShared, warp: u32, at: u32) {
+    for q in 0..rt.num_queues {
+        shared.tails[q as usize].store(at);
+        shared.heads[q as usize].store(at);
+        rt.queue_meta(warp, q).head.store(at, Ordering::Relaxed);
+    }
+}

@@ -5,8 +5,8 @@
 //! 1. **Batch.** The warp normally has its next batch from the previous step's fold. If not,
 //!    its leader pops up to 32 ids from its own fullest queue, or steals up to 32 of the oldest
 //!    ids from a random victim's fullest queue ([`crate::queue`]); lanes load the ids in
-//!    parallel, and after a steal every lane issues an acquire fence before touching the stolen
-//!    records.
+//!    parallel, and after a steal every lane, past a warp barrier, issues an acquire fence
+//!    before touching the stolen records (see *Steals* below).
 //! 2. **Run.** Each lane with an id polls that task once ([`crate::record`]). The poll may spawn
 //!    children (staged by the warp, `queue::stage`), suspend at a wait, or complete. Nothing in
 //!    a poll fences.
@@ -21,6 +21,20 @@
 //! task finishes (`Control::finish`) or a device error aborts it. Workers read the stop word
 //! when they have nothing to run and every [`STOP_CHECK_STEPS`] steps otherwise, so an abort
 //! stops every warp promptly without a global read per step.
+//!
+//! **Steals.** The victim made its records and ring entries visible with a release pattern:
+//! the fold's fence by every lane, then the leader's relaxed add to the queue's `count`
+//! (`queue::fold`). The thief's leader claims with an acquire compare-and-swap on that `count`;
+//! every later write to a `count` is a read-modify-write, so the value it reads lies in the
+//! release sequence of the victim's add, and the victim's writes happen before the leader's
+//! claim. The other lanes learn the claim only through a shuffle, which carries no memory
+//! ordering in the PTX model, so a lane's own fence after it would order nothing (an acquire
+//! pattern needs a read by the same thread before the fence). What links them is the warp
+//! barrier (`bar.warp.sync`), which orders memory among the lanes taking part: claim (acquire,
+//! leader), barrier, then every lane's reads are causally after the victim's writes. Every
+//! lane also issues a `fence.acq_rel.gpu` after the barrier: the PTX ISA states the barrier's
+//! ordering among the lanes without naming a scope, and the fence makes the GPU-scope acquire
+//! explicit. Both are on the steal path only, never in a step of a warp that runs its own work.
 //!
 //! **Dispatch.** A record holds a pointer to its task function's poll; a kernel's root task
 //! function is compared against it first and called directly, so its poll is inlined into the
@@ -293,12 +307,18 @@ impl<'w> Worker<'w> {
             return false;
         }
         let stolen = victim != me;
+        if stolen {
+            // Only the leader's claim read the victim's `count`; the lanes got its result by a
+            // shuffle, which orders no memory. The barrier orders the claim before every
+            // lane's fence and reads (see "Steals" in the module docs).
+            warp.sync();
+        }
         let ids = warp.lanes(|lane| {
             if lane >= n {
                 return NONE;
             }
             if stolen {
-                // Acquire: pairs with the victim's release when it published these ids.
+                // Acquire, by every lane: the victim's records and ring entries are visible.
                 arch::fence();
             }
             queue::read(rt, victim, q, start.wrapping_add(lane))
@@ -427,3 +447,48 @@ fn run_task<R: TaskFunction>(id: u32) -> Done {
 }
 
 const _: () = assert!(WARP_SIZE == 32);
+
+#[cfg(test)]
+mod tests {
+    use core::sync::atomic::Ordering;
+
+    use crate::pool;
+    use crate::queue;
+    use crate::testing::{Launch, fib, geometry, run_fib, within};
+
+    /// A whole computation with every free-running position (queue tails and heads, free-id
+    /// rings) started just below 2^32, so that it wraps mid-run on the CPU executor.
+    #[test]
+    fn fib_across_counter_wrap() {
+        for (seed, back) in [(1u64, 1u32), (2, 3), (3, 40), (4, 700)] {
+            let launch = Launch::leak(geometry(4, 2048, 2));
+            let at = 0u32.wrapping_sub(back);
+            let (result, queues_wrapped, rings_wrapped) = within(60, move || {
+                let rt = launch.rt();
+                let (result, warps) = run_fib(launch, 18, seed, |w| {
+                    pool::preset_ring(rt, &w.shared().pool, w.id(), at);
+                    queue::preset_positions(rt, w.shared(), w.id(), at);
+                });
+                let queues = warps
+                    .iter()
+                    .any(|w| (0..2).any(|q| w.shared().tails[q].load() < at));
+                let rings =
+                    (0..rt.warps).any(|w| rt.pool_meta(w).frees.load(Ordering::Relaxed) < at);
+                (result, queues, rings)
+            });
+            assert_eq!(
+                result,
+                Ok(fib(18)),
+                "seed {seed}, positions from 2^32 - {back}"
+            );
+            // The runs that start closest to 2^32 must have crossed it, or they test nothing.
+            if back <= 40 {
+                assert!(
+                    queues_wrapped,
+                    "a queue position crossed 2^32 (seed {seed})"
+                );
+                assert!(rings_wrapped, "a free-id ring crossed 2^32 (seed {seed})");
+            }
+        }
+    }
+}
