@@ -92,8 +92,12 @@ impl Workload for Bfs {
         // gtap joins implicitly: a task's record stays until its subtree finishes, so the
         // tasks on the paths to every pending task are live, and vertices are re-spawned
         // whenever their depth drops. Room for 384 bytes per edge, between 256 MiB and 24 GiB
-        // (GTaP, which frees a record when its task returns, reserves 10.7 GiB).
-        let bytes = (self.graph.col.len() as u64 * 384).clamp(256 << 20, 24 << 30);
+        // (GTaP, which frees a record when its task returns, reserves 10.7 GiB). A 2D grid's
+        // paths are long (2046 levels for 1024 x 1024) and their records pile up on the warps
+        // that run them: 1.6 GiB (4096 per warp) ran out on the H200, so large graphs get at
+        // least 16 GiB.
+        let floor: u64 = if self.graph.col.len() > 1 << 20 { 16 << 30 } else { 256 << 20 };
+        let bytes = (self.graph.col.len() as u64 * 384).clamp(floor, 24 << 30);
         gtap_host::Config::new().max_task_memory_bytes(bytes)
     }
 
