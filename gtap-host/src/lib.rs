@@ -13,6 +13,13 @@
 //! println!("fib(30) = {} in {:.2} ms", launch.result, launch.stats.kernel_ms);
 //! # Ok(()) }
 //! ```
+//!
+//! The crate is host-only. Compiled for the GPU (`nvptx64`, as in the device build of a crate
+//! that depends on it) it is empty, so a device crate can list it as an ordinary dependency.
+
+// On the GPU target there is no `std`, and nothing here is needed there.
+#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg(not(target_arch = "nvptx64"))]
 
 mod buffer;
 mod config;
