@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! use gtap_host::{Config, Runtime};
-//! # fn run<K: gtap_device::Kernel<Args = (u32,), Output = u64> + Copy>(code: &gtap_host::DeviceCode, fib_kernel: K) -> gtap_host::Result<()> {
+//! # fn run<K: gtap_host::Kernel<Args = (u32,), Output = u64> + Copy>(code: &gtap_host::DeviceCode, fib_kernel: K) -> gtap_host::Result<()> {
 //! let (mut rt, fallback) = Runtime::gpu_or_cpu(code, &Config::new())?;
 //! if let Some(why) = fallback {
 //!     eprintln!("running on the CPU executor: {why}");
@@ -38,6 +38,9 @@ pub use cpu::CpuMode;
 pub use device_error::{DeviceError, DeviceErrorKind};
 pub use error::{Error, Result};
 pub use gtap_device::{Cubin, DeviceCode, KernelModule};
+/// The kernel and layout types this crate's API uses, so that host code needs no other gtap
+/// crate to name them (`gtap::Kernel` is the same trait).
+pub use gtap_device::{Geometry, Kernel, KernelArg, KernelArgs, Layout};
 pub use runtime::{BackendKind, Launch, Runtime};
 pub use schedules::{Schedule, ScheduleError, check_schedules};
 pub use stats::{ModuleLoad, ModuleSource, Stats};
