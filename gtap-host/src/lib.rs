@@ -31,6 +31,7 @@ mod records;
 mod runtime;
 mod schedules;
 mod stats;
+mod timing;
 
 pub use buffer::Buffer;
 pub use config::{Config, ConfigError};
