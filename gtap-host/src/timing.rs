@@ -80,10 +80,11 @@ pub(crate) fn launch_report(kernel: &str, launch: u64, backend: &str, s: &Stats)
     );
     let used = u64::from(s.peak_live_per_warp) * u64::from(s.slot_bytes);
     let per_warp = u64::from(s.slots_per_warp) * u64::from(s.slot_bytes);
-    let share = if per_warp > 0 {
-        format!("{:.1}%", 100.0 * used as f64 / per_warp as f64)
-    } else {
-        "-".into()
+    let share = match (used, per_warp) {
+        (_, 0) => "-".into(),
+        // A few slots of a big pool would read "0.0%", as if none were used.
+        (1.., _) if used * 1000 < per_warp => "<0.1%".into(),
+        _ => format!("{:.1}%", 100.0 * used as f64 / per_warp as f64),
     };
     row(
         "task pool",
@@ -225,6 +226,26 @@ mod tests {
             \x20   peak live tasks  16 per warp, of 1024 slots (sampled every few steps)\n\
             \x20   task pool        4.0 KiB of 256.0 KiB per warp used (1.6%); 3.0 MiB reserved for pools, queues and control\n";
         assert_eq!(r, want);
+    }
+
+    #[test]
+    fn a_sliver_of_the_pool_is_not_zero() {
+        let s = Stats {
+            peak_live_per_warp: 3,
+            ..stats()
+        };
+        let r = launch_report("k", 1, "GPU", &s);
+        assert!(r.contains("768 B of 256.0 KiB per warp used (0.3%)"), "{r}");
+        let s = Stats {
+            peak_live_per_warp: 1,
+            slots_per_warp: 1 << 20,
+            ..stats()
+        };
+        let r = launch_report("k", 1, "GPU", &s);
+        assert!(
+            r.contains("256 B of 256.0 MiB per warp used (<0.1%)"),
+            "{r}"
+        );
     }
 
     #[test]
