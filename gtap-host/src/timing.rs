@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::sync::{Mutex, Once, OnceLock};
 
 use crate::stats::Stats;
@@ -39,7 +40,7 @@ pub(crate) fn record(kernel: &'static str, backend: &str, stats: &Stats) {
         let mut totals = TOTALS.lock().unwrap_or_else(|p| p.into_inner());
         totals.add(kernel, stats.kernel_ms)
     };
-    eprint!("{}", launch_report(kernel, launch, backend, stats));
+    to_stderr(&launch_report(kernel, launch, backend, stats));
     print_summary_at_exit();
 }
 
@@ -170,7 +171,13 @@ unsafe extern "C" {
 
 extern "C" fn print_summary() {
     let totals = TOTALS.lock().unwrap_or_else(|p| p.into_inner());
-    eprint!("{}", totals.summary());
+    to_stderr(&totals.summary());
+}
+
+/// Writes `text` to stderr; a closed stderr loses the report instead of panicking (`eprint!`
+/// would panic, and a panic must not unwind out of the `extern "C"` exit handler).
+fn to_stderr(text: &str) {
+    let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
 /// Registers [`print_summary`] with `atexit`, once.
