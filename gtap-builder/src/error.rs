@@ -9,6 +9,15 @@ Debian packages `rustc-web cargo-web rust-web-src llvm-22` (any rustc with the l
 (rustup component `rust-src`) and the LLVM tools of its LLVM major version will do; \
 GTAP_DEVICE_RUSTC, GTAP_DEVICE_CARGO and GTAP_LLVM_BIN select them explicitly)";
 
+/// What a crate needs to build for the GPU: the usual causes of a failing device build in a new
+/// crate, appended to [`Error::DeviceCompileFailed`].
+pub(crate) const DEVICE_CRATE_HINT: &str = "A device crate needs: its kernels and task functions in \
+its library target (src/lib.rs; \"no library targets found\" otherwise); the library `no_std` \
+on the GPU (`#![cfg_attr(target_arch = \"nvptx64\", no_std)]`; \"can't find crate for `std`\" \
+otherwise); and every dependency that needs `std` or `alloc` (\"can't find crate for `alloc`\") \
+under `[target.'cfg(not(target_arch = \"nvptx64\"))'.dependencies]`, since the GPU build \
+compiles only `core` (gtap-host may stay an ordinary dependency: it is empty on the GPU)";
+
 fn bullets(items: &[String]) -> String {
     items.iter().map(|t| format!("\n  - {t}")).collect()
 }
@@ -141,7 +150,7 @@ pub enum Error {
     /// The device crate does not compile (or link) for the GPU. The compiler's messages were
     /// printed above this error.
     #[error(
-        "the device build of `{package}` for {arch} failed ({status}); the compiler's messages are above\n(command: {command})"
+        "the device build of `{package}` for {arch} failed ({status}); the compiler's messages are above\n(command: {command})\n{DEVICE_CRATE_HINT}"
     )]
     DeviceCompileFailed {
         /// The crate.

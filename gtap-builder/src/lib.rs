@@ -32,10 +32,10 @@
 //!    `-Ctarget-cpu=<arch>` for every crate, in `<target>/gtap-device/<arch>` (so it never waits
 //!    for the outer cargo's lock and rebuilds incrementally), with the outer build's
 //!    environment scrubbed. Compile errors fail the build with the compiler's messages.
-//! 5. **SASS.** With `ptxas` (`GTAP_PTXAS`, the workspace's `.tools/bin`, `PATH`, `CUDA_HOME`)
-//!    each module is assembled to a cubin, in parallel; `ptxas-report.tsv` next to the
-//!    modules lists each one's ptxas time, registers, stack and spills. Without it a
-//!    `cargo:warning` says that loads will JIT.
+//! 5. **SASS.** With `ptxas` (`GTAP_PTXAS`, `.tools/bin` of the crate's workspace or of gtap's
+//!    checkout, `PATH`, `CUDA_HOME`) each module is assembled to a cubin, in parallel;
+//!    `ptxas-report.tsv` next to the modules lists each one's ptxas time, registers, stack and
+//!    spills. Without it a `cargo:warning` says that loads will JIT.
 //! 6. **Embedding.** The modules are copied to `<target>/gtap-device/ptx/<arch>/<crate>/` and
 //!    `$OUT_DIR`, and `$OUT_DIR/gtap_device_code.rs` is written for `gtap::device_code!()`. Every
 //!    source file of the device crate and its path dependencies is declared with

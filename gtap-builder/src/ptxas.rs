@@ -1,8 +1,10 @@
 //! Assembling each kernel's PTX module to SASS (a cubin) at build time with NVIDIA's `ptxas`,
 //! so that loading it needs no JIT compilation, and reporting what each kernel costs.
 //!
-//! `ptxas` is `GTAP_PTXAS`, else `.tools/bin/ptxas` of the workspace being built (what
-//! `scripts/setup` installs), else `ptxas` on `PATH`, else `$CUDA_HOME/bin/ptxas`. The cubins
+//! `ptxas` is `GTAP_PTXAS`, else `.tools/bin/ptxas` of the workspace being built or of the gtap
+//! checkout this builder was compiled from (what `scripts/setup` installs; the latter is how a
+//! crate outside gtap's workspace, depending on a gtap checkout by path, finds it), else
+//! `ptxas` on `PATH`, else `$CUDA_HOME/bin/ptxas`. The cubins
 //! are built for `GTAP_CUBIN_ARCHS` (comma-separated, e.g. `sm_80,sm_90`; each at least the
 //! PTX's architecture; `none` for PTX only), by default for the architecture of the build.
 
@@ -31,8 +33,12 @@ pub fn find_ptxas(env: &dyn Env, crate_dir: &Path) -> Result<Option<PathBuf>, Er
             })
         };
     }
+    // The gtap checkout holding this crate's sources (`gtap-builder/..`), wherever the device
+    // crate is.
+    let gtap_checkout = Path::new(env!("CARGO_MANIFEST_DIR")).parent();
     let in_workspace = crate_dir
         .ancestors()
+        .chain(gtap_checkout)
         .map(|d| d.join(".tools/bin/ptxas"))
         .find(|p| is_executable(p));
     let in_cuda = env

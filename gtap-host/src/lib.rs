@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! use gtap_host::{Config, Runtime};
-//! # fn run<K: gtap_device::Kernel<Args = (u32,), Output = u64> + Copy>(code: &gtap_host::DeviceCode, fib_kernel: K) -> gtap_host::Result<()> {
+//! # fn run<K: gtap_host::Kernel<Args = (u32,), Output = u64> + Copy>(code: &gtap_host::DeviceCode, fib_kernel: K) -> gtap_host::Result<()> {
 //! let (mut rt, fallback) = Runtime::gpu_or_cpu(code, &Config::new())?;
 //! if let Some(why) = fallback {
 //!     eprintln!("running on the CPU executor: {why}");
@@ -13,6 +13,13 @@
 //! println!("fib(30) = {} in {:.2} ms", launch.result, launch.stats.kernel_ms);
 //! # Ok(()) }
 //! ```
+//!
+//! The crate is host-only. Compiled for the GPU (`nvptx64`, as in the device build of a crate
+//! that depends on it) it is empty, so a device crate can list it as an ordinary dependency.
+
+// On the GPU target there is no `std`, and nothing here is needed there.
+#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg(not(target_arch = "nvptx64"))]
 
 mod buffer;
 mod config;
@@ -24,6 +31,7 @@ mod records;
 mod runtime;
 mod schedules;
 mod stats;
+mod timing;
 
 pub use buffer::Buffer;
 pub use config::{Config, ConfigError};
@@ -31,6 +39,9 @@ pub use cpu::CpuMode;
 pub use device_error::{DeviceError, DeviceErrorKind};
 pub use error::{Error, Result};
 pub use gtap_device::{Cubin, DeviceCode, KernelModule};
+/// The kernel and layout types this crate's API uses, so that host code needs no other gtap
+/// crate to name them (`gtap::Kernel` is the same trait).
+pub use gtap_device::{Geometry, Kernel, KernelArg, KernelArgs, Layout};
 pub use runtime::{BackendKind, Launch, Runtime};
 pub use schedules::{Schedule, ScheduleError, check_schedules};
 pub use stats::{ModuleLoad, ModuleSource, Stats};

@@ -14,6 +14,7 @@ use crate::cpu::{Cpu, CpuMode};
 use crate::error::{Error, Result};
 use crate::gpu::{DeviceMemory, Gpu};
 use crate::stats::{ModuleLoad, Stats};
+use crate::timing;
 
 /// The result of a launch: the root task's value and what the launch did.
 #[derive(Clone, Debug)]
@@ -145,12 +146,17 @@ impl Runtime {
     /// A device failure (pool exhausted, queue overflow, bad queue index, panic in a task)
     /// comes back as [`Error::Device`] with the task function, source line, thread and the
     /// limit involved; the runtime stays usable.
+    ///
+    /// With `GTAP_TIME=1` in the environment, every launch prints a timing report to stderr
+    /// and the process prints a summary per kernel at exit.
     pub fn launch<K: Kernel>(&mut self, kernel: K, args: K::Args) -> Result<Launch<K::Output>> {
         let _ = kernel;
-        match &mut self.backend {
-            Backend::Gpu(g) => g.launch::<K>(args),
-            Backend::Cpu(c) => c.launch::<K>(args),
-        }
+        let (launch, backend) = match &mut self.backend {
+            Backend::Gpu(g) => (g.launch::<K>(args)?, "GPU"),
+            Backend::Cpu(c) => (c.launch::<K>(args)?, "CPU executor"),
+        };
+        timing::record(K::NAME, backend, &launch.stats);
+        Ok(launch)
     }
 
     /// Returns every pool, queue and counter to its initial state and clears the last error.

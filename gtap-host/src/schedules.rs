@@ -60,7 +60,7 @@ pub enum ScheduleError {
 ///
 /// ```
 /// # use gtap_host::{Config, check_schedules};
-/// # fn check<K: gtap_device::Kernel<Args = (u32,), Output = u64> + Copy>(fib_kernel: K) {
+/// # fn check<K: gtap_host::Kernel<Args = (u32,), Output = u64> + Copy>(fib_kernel: K) {
 /// let result = check_schedules(fib_kernel, (20,), &Config::new(), 0..8, &[1, 2, 3]);
 /// # let _ = result; }
 /// ```

@@ -14,6 +14,35 @@ pub use gtap_device::__private;
 
 pub use gtap_device::{Cubin, DeviceCode, KernelModule};
 
+/// The host's view of a `#[gtap::kernel]`: its PTX entry name, its parameters as a tuple
+/// (`Args`) and its result (`Output`).
+///
+/// `#[gtap::kernel]` implements it on a unit struct named like the kernel function, so the
+/// kernel's name is a value that `gtap_host::Runtime::launch` takes. Write generic launch code
+/// against it; do not implement it by hand:
+///
+/// ```ignore
+/// fn timed<K: gtap::Kernel + Copy>(
+///     rt: &mut gtap_host::Runtime,
+///     kernel: K,
+///     args: K::Args,
+/// ) -> gtap_host::Result<(K::Output, f64)> {
+///     let launch = rt.launch(kernel, args)?;
+///     Ok((launch.result, launch.stats.kernel_ms))
+/// }
+/// ```
+#[doc(inline)]
+pub use gtap_device::Kernel;
+
+/// A type that can be a kernel parameter: integers, floats, `bool`, [`Slice`] and [`SliceMut`]
+/// (plain data laid out alike on the host and the GPU).
+#[doc(inline)]
+pub use gtap_device::KernelArg;
+
+/// A tuple of [`KernelArg`]s: a kernel's [`Kernel::Args`], e.g. `(u32,)` or `(Slice<f32>, u64)`.
+#[doc(inline)]
+pub use gtap_device::KernelArgs;
+
 /// The device code that `gtap-builder` built for this crate, as a [`DeviceCode`] value: one
 /// module per kernel (PTX, and SASS when the build had `ptxas`), or [`DeviceCode::Missing`]
 /// with the reason (no device toolchain).
