@@ -52,7 +52,7 @@ pub fn write(path: &Path, records: &[Record]) -> Result<(), String> {
     std::fs::write(path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// Reads a file written by [`write`].
+/// Reads a file written by [`write()`].
 pub fn read(path: &Path) -> Result<Vec<Record>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;

@@ -96,7 +96,11 @@ impl Workload for Bfs {
         // paths are long (2046 levels for 1024 x 1024) and their records pile up on the warps
         // that run them: 1.6 GiB (4096 per warp) ran out on the H200, so large graphs get at
         // least 16 GiB.
-        let floor: u64 = if self.graph.col.len() > 1 << 20 { 16 << 30 } else { 256 << 20 };
+        let floor: u64 = if self.graph.col.len() > 1 << 20 {
+            16 << 30
+        } else {
+            256 << 20
+        };
         let bytes = (self.graph.col.len() as u64 * 384).clamp(floor, 24 << 30);
         gtap_host::Config::new().max_task_memory_bytes(bytes)
     }
