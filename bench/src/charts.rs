@@ -269,6 +269,11 @@ fn scaling(records: &[Record], path: &Path) -> Result<bool, String> {
         .configure_mesh()
         .x_desc("thread blocks in the persistent grid (log)")
         .y_desc("ms (log)")
+        .x_labels(8)
+        .y_labels(8)
+        .x_label_formatter(&|g| format!("{g:.0}"))
+        .y_label_formatter(&|ms| format!("{ms:.0}"))
+        .light_line_style(WHITE)
         .label_style((FONT, 14))
         .draw()
         .map_err(&err)?;
