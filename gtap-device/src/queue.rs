@@ -281,7 +281,9 @@ pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
     }
     let keep = best_n.min(KEEP);
     published -= keep;
-    let ids = warp.lanes(|lane| {
+    // `each`, not `lanes`: a ring that overflows here raises a device error, which needs the
+    // lane's context (the CPU executor sets it only in `each`; on the GPU both are the same).
+    let ids = warp.each(Warp::splat(()), |lane, ()| {
         for q in 0..rt.num_queues {
             let s = shared.staged[q as usize].load();
             if q == best || lane >= s.min(KEEP) {
