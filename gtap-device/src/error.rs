@@ -221,6 +221,7 @@ pub(crate) fn record(rt: &crate::launch::Runtime, place: Place, f: Failure<'_>) 
 }
 
 /// Records a panic in user code. `site` is the panic's location when known.
+#[cfg_attr(loom, allow(dead_code))] // under loom a panic fails the model instead
 pub(crate) fn raise_panic(message: &str, site: Option<(&str, u32)>) {
     let lane = arch::current_lane();
     // SAFETY: we are the lane that owns this context.

@@ -50,6 +50,8 @@ pub mod kernel;
 pub mod lane;
 pub mod launch;
 pub mod layout;
+#[cfg(all(test, loom))]
+mod loom_tests;
 pub mod math;
 pub mod pool;
 pub mod probe;

@@ -421,7 +421,7 @@ pub(crate) fn preset_ring(rt: &Runtime, local: &PoolLocal, warp: u32, at: u32) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use std::thread;
     use std::time::Duration;

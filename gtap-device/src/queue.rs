@@ -65,6 +65,8 @@ fn slot(rt: &Runtime, warp: u32, q: u32, pos: u32) -> *mut u32 {
 /// Reads the id at ring position `pos` of queue `q` of warp `warp`.
 #[inline(always)]
 pub(crate) fn read(rt: &Runtime, warp: u32, q: u32, pos: u32) -> u32 {
+    #[cfg(loom)]
+    arch::shadow::read(slot(rt, warp, q, pos) as usize);
     // SAFETY: the caller claimed `pos` (by pop, steal or end-of-step take-back), and the id was
     // written before the claim became visible.
     unsafe { slot(rt, warp, q, pos).read() }
@@ -115,7 +117,10 @@ fn ring_slot(
             return None;
         }
     }
-    Some(slot(rt, me, q, pos))
+    let entry = slot(rt, me, q, pos);
+    #[cfg(loom)]
+    arch::shadow::write(entry as usize);
+    Some(entry)
 }
 
 /// The queue of `warp` with the most published ids, or a random non-empty one in the
@@ -276,7 +281,9 @@ pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
     }
     let keep = best_n.min(KEEP);
     published -= keep;
-    let ids = warp.lanes(|lane| {
+    // `each`, not `lanes`: a ring that overflows here raises a device error, which needs the
+    // lane's context (the CPU executor sets it only in `each`; on the GPU both are the same).
+    let ids = warp.each(Warp::splat(()), |lane, ()| {
         for q in 0..rt.num_queues {
             let s = shared.staged[q as usize].load();
             if q == best || lane >= s.min(KEEP) {

@@ -80,6 +80,8 @@ pub(crate) unsafe fn write<T, F>(
     T: TaskFunction,
     F: Future<Output = T::Output>,
 {
+    #[cfg(loom)]
+    arch::shadow::write(h as usize);
     // SAFETY: per the contract, the slot is free and large enough; nobody else can see it yet.
     unsafe {
         h.write(Header {
@@ -144,6 +146,17 @@ where
     // is sound; only this lane polls it now (it was claimed from a queue).
     match unsafe { Pin::new_unchecked(&mut *fut) }.poll(&mut cx) {
         Poll::Ready(v) => {
+            // For loom: the result lands in the parent's record, beside its siblings' results.
+            // Marked as a read of the parent's record, so that loom checks it against the
+            // parent's polls (writes) but not against the siblings.
+            #[cfg(loom)]
+            {
+                // SAFETY: the record is this lane's until the task is freed.
+                let parent = unsafe { (*h).parent };
+                if parent != NONE {
+                    arch::shadow::read(lane.rt().header(parent) as usize);
+                }
+            }
             // SAFETY: `dst` is null or points to a `T::Output` slot that stays allocated until this
             // task's parent resumes (the parent waits for it; `#[gtap::function]` checks that a
             // wait follows in the destination's scope). The old value is overwritten, not

@@ -411,6 +411,8 @@ fn run_task<R: TaskFunction>(id: u32) -> Done {
     ctx.spawned = 0;
     ctx.flags = 0;
     let h = rt.header(id);
+    #[cfg(loom)]
+    arch::shadow::write(h as usize);
     // The header and the future's first sectors are loaded together rather than one after the
     // other (the poll pointer, then the future's state).
     let slot = (h as *const u8).wrapping_add(record::HEADER_BYTES);
@@ -448,7 +450,7 @@ fn run_task<R: TaskFunction>(id: u32) -> Done {
 
 const _: () = assert!(WARP_SIZE == 32);
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use core::sync::atomic::Ordering;
 

@@ -2,6 +2,9 @@
 //! written out by hand (what `#[gtap::function]` would generate), a driver that runs every warp
 //! on the calling thread with a hook to preset warp state, and a guard against hangs.
 
+// The loom models (`loom_tests`) use only the launch and `Fib`.
+#![cfg_attr(loom, allow(dead_code, unused_imports))]
+
 use std::boxed::Box;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -55,6 +58,15 @@ impl Launch {
     /// The device error the launch recorded, if any.
     pub(crate) fn error(&self) -> Option<ErrorCode> {
         ErrorCode::from_raw(self.error.code)
+    }
+
+    /// The result of a finished `Fib` launch, or its device error.
+    pub(crate) fn fib_result(&self) -> Result<u64, ErrorCode> {
+        match self.error() {
+            Some(code) => Err(code),
+            // SAFETY: the root finished without an error, so the result area holds its `u64`.
+            None => Ok(unsafe { (self.rt.root_result as *const u64).read() }),
+        }
     }
 }
 
@@ -128,6 +140,11 @@ pub(crate) fn fib(n: u32) -> u64 {
     a
 }
 
+/// Creates the root task `Fib(n)` on `warp` (warp 0).
+pub(crate) fn root_fib(warp: &Warp, n: u32) {
+    create_root::<Fib>(warp, SITE, (n,));
+}
+
 /// Runs `Fib(n)` on every warp of `launch` from the calling thread, in an order drawn from
 /// `seed`, after `preset(warp)` has set up each warp's state. Returns the root's result (or the
 /// device error) and the warps, for inspection.
@@ -145,7 +162,7 @@ pub(crate) fn run_fib(
         preset(warp);
     }
     let mut workers: Vec<Worker<'_>> = warps.iter().map(Worker::new).collect();
-    workers[0].start_root(|w| create_root::<Fib>(w, SITE, (n,)));
+    workers[0].start_root(|w| root_fib(w, n));
     let mut rng = seed | 1;
     loop {
         let w = (queue::next(&mut rng) % workers.len() as u64) as usize;
@@ -154,10 +171,5 @@ pub(crate) fn run_fib(
         }
     }
     drop(workers);
-    let result = match launch.error() {
-        Some(code) => Err(code),
-        // SAFETY: the root finished without an error, so the result area holds its `u64`.
-        None => Ok(unsafe { (rt.root_result as *const u64).read() }),
-    };
-    (result, warps)
+    (launch.fib_result(), warps)
 }

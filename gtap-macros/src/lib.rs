@@ -57,8 +57,11 @@
 //!    hidden in an expression (`fib(3) + 1`) or nested as an argument (`fib(fib(3))`).
 //! 4. A destination is a place rooted at a local variable or parameter (`x`, `x.0`, `arr[i]`,
 //!    `s.f[i]`), not a dereference or a static.
-//! 5. A destination is not used before the `taskwait!` that joins its child (in source order),
-//!    and two children do not write the same place before a wait.
+//! 5. A destination is not used before the `taskwait!` that joins its child (in source order;
+//!    reading another part of the same variable, `pair.1` while a child writes `pair.0`, is
+//!    fine; a `macro_rules!` of the body counts as using what its expansion names), and two
+//!    children do not write the same place before a wait (as far as the macro can tell: the
+//!    same fields, literal indices, or index variables bound without `mut`).
 //! 6. A `taskwait!` follows every spawn while its destination is alive: anywhere later in the
 //!    body for parameters and top-level locals, on every path out of the declaring block for a
 //!    local of a nested block. This is what makes the raw-pointer write of the child sound.
@@ -189,7 +192,7 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///   Not `*p` or a static: write into a local and copy after the wait. Declare it before, as
 ///   `let mut x = 0;` (a child's result cannot initialise a binding).
 /// * `DST` is not used before the next `taskwait!`, and two children do not write the same
-///   non-indexed place before a wait.
+///   place before a wait (`r[0]` twice, or `r[k]` twice with `k` bound without `mut`).
 /// * A `taskwait!` follows, in the block that declares `DST`'s root.
 /// * `Q` is an integer in `0..num_queues` (a scheduling hint that must not affect results;
 ///   checked at run time).

@@ -131,6 +131,9 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("same_lane_kernel", &["same_lane"]),
             ("shapes_kernel", &["shapes"]),
             ("flood_kernel", &["flood", "leaf"]),
+            ("tree_u64_kernel", &["ping", "tree_u64"]),
+            ("tree_pair_kernel", &["ping", "tree_pair"]),
+            ("tree_u16_kernel", &["ping", "tree_u16"]),
         ],
         &[
             "wide",
@@ -140,6 +143,10 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             "same_lane",
             "shapes",
             "flood",
+            "ping",
+            "tree_u64",
+            "tree_pair",
+            "tree_u16",
         ],
     );
 }

@@ -272,3 +272,75 @@ fn runs_on_the_callers_cudarc_stream() {
     );
     println!("ran on the application's own context and stream");
 }
+
+/// The stress test's random task trees (`gtap_tests::random_trees`), larger (up to 500,000
+/// tasks), on the GPU: random fan-out and depth, one or two waits, spawns and resumptions on
+/// random queues, detached children, three result types; each tree compared with its
+/// sequential result and its detached children counted. A tree too large for the default pool
+/// may be refused with a typed error (then the runtime is reset); most must run.
+/// `GTAP_GPU_REPEATS` scales the number of trees (10 per repeat per queue count).
+#[test]
+fn random_trees_are_exact_on_the_gpu() {
+    use gtap_tests::random_trees::{
+        mix, reference, shape, tree_pair_kernel, tree_u16_kernel, tree_u64_kernel,
+    };
+    for queues in [1, 3] {
+        let config = Config::new().num_queues(queues);
+        let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, config) else {
+            return;
+        };
+        let (mut checked, mut refused, mut tasks) = (0, 0, 0u64);
+        for n in 0..repeats() as u64 * 10 {
+            let seed = mix(n ^ 0x5eed);
+            let depth = 6 + (seed % 14) as u32;
+            let fanout = 2 + ((seed >> 8) % 5) as u32;
+            let shape = shape(fanout, queues);
+            let want = reference(seed, depth, shape);
+            if want.nodes > 500_000 {
+                continue;
+            }
+            let mut counter = rt.alloc_filled(1, 0u64).unwrap();
+            let args = (seed, depth, shape, counter.slice_mut());
+            let what =
+                format!("tree {n} (seed {seed}, depth {depth}, fan-out {fanout}, {queues} queues)");
+            let got = match n % 3 {
+                0 => rt
+                    .launch(tree_u64_kernel, args)
+                    .map(|l| (want.nodes, l.result)),
+                1 => rt.launch(tree_pair_kernel, args).map(|l| l.result),
+                _ => rt
+                    .launch(tree_u16_kernel, args)
+                    .map(|l| (want.nodes, l.result as u64)),
+            };
+            let want_sum = if n % 3 == 2 {
+                want.sum16 as u64
+            } else {
+                want.sum
+            };
+            match got {
+                Ok(got) => {
+                    assert_eq!(got, (want.nodes, want_sum), "{what}");
+                    let detached = rt.download(&counter).unwrap()[0];
+                    assert_eq!(detached, want.detached, "{what}: detached children");
+                    checked += 1;
+                    tasks += want.nodes as u64 + want.detached;
+                }
+                Err(Error::Device(e))
+                    if matches!(
+                        e.kind,
+                        DeviceErrorKind::PoolExhausted | DeviceErrorKind::QueueOverflow
+                    ) =>
+                {
+                    println!("{what}: refused: {e}");
+                    refused += 1;
+                    rt.reset().unwrap();
+                }
+                Err(e) => panic!("{what}: {e}"),
+            }
+        }
+        println!(
+            "random trees, {queues} queues: {checked} trees exact ({tasks} tasks), {refused} refused"
+        );
+        assert!(refused <= checked, "most trees must fit the default pool");
+    }
+}

@@ -1,8 +1,32 @@
 //! The CPU side of the architecture layer: core atomics, simulated warps of 32 lanes, and a
 //! thread-local pointer to the lane that is polling a task.
+//!
+//! # Model checking (`--cfg loom`)
+//!
+//! Built with `RUSTFLAGS="--cfg loom"`, every operation on a device-memory atomic goes to a
+//! [loom](https://docs.rs/loom) atomic that *shadows* the word (created on first use, with the
+//! word's value), fences are loom fences, backoffs are loom yields and the lane pointer is a
+//! loom thread-local, so loom explores the interleavings of the scheduler's warps and the
+//! values its weak memory model lets each atomic load return. The words stay plain atomics in
+//! the zeroed runtime region, so the layout does not change. GPU scopes map to the strongest
+//! matching Rust orderings: `.gpu` relaxed/acquire/release/acq_rel operations and
+//! `fence.acq_rel.gpu` are the same Rust orderings (one GPU is one coherent address space),
+//! `fence.sc.sys` is a `SeqCst` fence, and the warp-local counters (`LocalU32`, shared memory)
+//! stay plain cells, since one loom thread runs a whole warp. Memory that is not an atomic
+//! (task records, queue ring entries) is not shadowed: loom sees its accesses as sequentially
+//! consistent. Where the protocol hands such memory from warp to warp, the code marks the
+//! access for loom (`shadow::write`, `shadow::read`, under `#[cfg(loom)]`): a task record when
+//! it is written at a spawn and each time it is polled, a queue ring entry when it is written
+//! and read. Loom then fails a model in which such an access does not happen after the previous
+//! one, which is what a missing acquire or release looks like. A child's write of its result
+//! into the parent's record is marked as a *read* of that record: checked against the parent's
+//! polls, not against the siblings writing beside it. See `loom_tests.rs`.
 
 use core::cell::{Cell, UnsafeCell};
 use core::sync::atomic::{self, Ordering};
+#[cfg(loom)]
+use loom::sync::atomic as model;
+#[cfg(not(loom))]
 use std::panic::{self, AssertUnwindSafe};
 
 use super::WARP_SIZE;
@@ -19,30 +43,42 @@ impl AtomicU32 {
     pub const fn new(v: u32) -> Self {
         Self(atomic::AtomicU32::new(v))
     }
+    /// The atomic operations act on: the word itself, or its loom shadow.
+    #[cfg(not(loom))]
+    #[inline(always)]
+    fn op(&self) -> &atomic::AtomicU32 {
+        &self.0
+    }
+    #[cfg(loom)]
+    fn op(&self) -> &'static model::AtomicU32 {
+        shadow::of(&self.0, |w| {
+            model::AtomicU32::new(w.load(Ordering::Relaxed))
+        })
+    }
     /// Loads the value.
     #[inline(always)]
     pub fn load(&self, order: Ordering) -> u32 {
-        self.0.load(order)
+        self.op().load(order)
     }
     /// Stores `v`.
     #[inline(always)]
     pub fn store(&self, v: u32, order: Ordering) {
-        self.0.store(v, order)
+        self.op().store(v, order)
     }
     /// Adds `v` and returns the previous value.
     #[inline(always)]
     pub fn fetch_add(&self, v: u32, order: Ordering) -> u32 {
-        self.0.fetch_add(v, order)
+        self.op().fetch_add(v, order)
     }
     /// Adds `v` without waiting for the old value.
     #[inline(always)]
     pub fn add(&self, v: u32, order: Ordering) {
-        self.0.fetch_add(v, order);
+        self.op().fetch_add(v, order);
     }
     /// Subtracts `v` and returns the previous value.
     #[inline(always)]
     pub fn fetch_sub(&self, v: u32, order: Ordering) -> u32 {
-        self.0.fetch_sub(v, order)
+        self.op().fetch_sub(v, order)
     }
     /// Replaces `current` by `new`; on failure returns the value found.
     #[inline(always)]
@@ -51,7 +87,7 @@ impl AtomicU32 {
             Ordering::Release | Ordering::Relaxed => Ordering::Relaxed,
             _ => Ordering::Acquire,
         };
-        self.0.compare_exchange(current, new, order, failure)
+        self.op().compare_exchange(current, new, order, failure)
     }
 }
 
@@ -60,15 +96,91 @@ impl AtomicU32 {
 pub struct AtomicU64(atomic::AtomicU64);
 
 impl AtomicU64 {
+    /// The atomic operations act on: the word itself, or its loom shadow.
+    #[cfg(not(loom))]
+    #[inline(always)]
+    fn op(&self) -> &atomic::AtomicU64 {
+        &self.0
+    }
+    #[cfg(loom)]
+    fn op(&self) -> &'static model::AtomicU64 {
+        shadow::of(&self.0, |w| {
+            model::AtomicU64::new(w.load(Ordering::Relaxed))
+        })
+    }
     /// Loads the word.
     #[inline(always)]
     pub fn load(&self, order: Ordering) -> u64 {
-        self.0.load(order)
+        self.op().load(order)
     }
     /// Stores `v`.
     #[inline(always)]
     pub fn store(&self, v: u64, order: Ordering) {
-        self.0.store(v, order)
+        self.op().store(v, order)
+    }
+}
+
+/// Loom shadows of device-memory words, per model execution.
+#[cfg(loom)]
+pub mod shadow {
+    use std::any::Any;
+    use std::boxed::Box;
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    std::thread_local! {
+        /// Shadows by the address of the word they stand for. Loom runs all threads of a model
+        /// on one OS thread, so an OS-thread-local table serves a whole model (and models
+        /// running in parallel test threads do not meet); being no loom object, it adds no
+        /// synchronisation the runtime does not have.
+        static SHADOWS: RefCell<HashMap<usize, &'static dyn Any>> = RefCell::new(HashMap::new());
+    }
+
+    /// The shadow of `word`, created by `create` on first use in this execution.
+    pub(super) fn of<W, S: Any>(word: &W, create: impl FnOnce(&W) -> S) -> &'static S {
+        let shadow: &'static dyn Any = SHADOWS.with(|table| {
+            *table
+                .borrow_mut()
+                .entry(word as *const W as usize)
+                .or_insert_with(|| Box::leak(Box::new(create(word))))
+        });
+        shadow
+            .downcast_ref::<S>()
+            .expect("one word is always shadowed by the same type")
+    }
+
+    std::thread_local! {
+        /// Causality trackers of plain memory, by address.
+        static PLAIN: RefCell<HashMap<usize, &'static loom::cell::UnsafeCell<()>>> =
+            RefCell::new(HashMap::new());
+    }
+
+    fn plain(addr: usize) -> &'static loom::cell::UnsafeCell<()> {
+        PLAIN.with(|table| {
+            *table
+                .borrow_mut()
+                .entry(addr)
+                .or_insert_with(|| Box::leak(Box::new(loom::cell::UnsafeCell::new(()))))
+        })
+    }
+
+    /// A write of plain memory at `addr` (a task record, a ring entry): loom fails the model
+    /// unless every earlier access there happens before it.
+    pub fn write(addr: usize) {
+        plain(addr).with_mut(|_| ());
+    }
+
+    /// A read of plain memory at `addr`: loom fails the model unless every earlier write there
+    /// happens before it.
+    pub fn read(addr: usize) {
+        plain(addr).with(|_| ());
+    }
+
+    /// Forgets every shadow: call at the start of each model execution (loom objects belong to
+    /// one execution, and a new region may reuse the old one's addresses).
+    pub fn reset() {
+        SHADOWS.with(|table| table.borrow_mut().clear());
+        PLAIN.with(|table| table.borrow_mut().clear());
     }
 }
 
@@ -126,14 +238,20 @@ impl LocalU32 {
 /// Acquire-release fence at GPU scope.
 #[inline(always)]
 pub fn fence() {
+    #[cfg(not(loom))]
     atomic::fence(Ordering::AcqRel);
+    #[cfg(loom)]
+    model::fence(Ordering::AcqRel);
 }
 
 /// Sequentially consistent fence at system scope, issued before the host reads what the
 /// device wrote into host memory.
 #[inline(always)]
 pub fn fence_system() {
+    #[cfg(not(loom))]
     atomic::fence(Ordering::SeqCst);
+    #[cfg(loom)]
+    model::fence(Ordering::SeqCst);
 }
 
 /// A hint to load the line holding `p`; nothing to do on the CPU.
@@ -141,6 +259,14 @@ pub fn fence_system() {
 pub fn prefetch(_p: *const u8) {}
 
 /// Pause an idle worker for about `ns` nanoseconds.
+#[cfg(loom)]
+pub fn backoff(_ns: u32) {
+    // Lets loom run another thread: a spinning model thread must say so.
+    loom::thread::yield_now();
+}
+
+/// Pause an idle worker for about `ns` nanoseconds.
+#[cfg(not(loom))]
 #[inline]
 pub fn backoff(ns: u32) {
     if ns <= 256 {
@@ -178,10 +304,19 @@ const NO_LANE: LaneView = LaneView {
     scratch: core::ptr::null_mut(),
 };
 
+#[cfg(not(loom))]
 std::thread_local! {
     static VIEW: Cell<LaneView> = const { Cell::new(NO_LANE) };
     static IDENT: Cell<Option<Ident>> = const { Cell::new(None) };
     static PANIC_SITE: Cell<Option<(&'static str, u32)>> = const { Cell::new(None) };
+}
+
+// Loom runs its model threads on one OS thread: each needs its own lane pointer.
+#[cfg(loom)]
+loom::thread_local! {
+    static VIEW: Cell<LaneView> = Cell::new(NO_LANE);
+    static IDENT: Cell<Option<Ident>> = Cell::new(None);
+    static PANIC_SITE: Cell<Option<(&'static str, u32)>> = Cell::new(None);
 }
 
 /// The lane polling a task on this thread.
@@ -371,6 +506,7 @@ impl Warp {
 
 /// Runs one poll of user code. A panic is caught and reported as a device error; the task is
 /// then abandoned (`None`) and the launch aborts.
+#[cfg(not(loom))]
 #[inline]
 pub fn guard(f: impl FnOnce() -> bool) -> Option<bool> {
     install_panic_hook();
@@ -393,8 +529,16 @@ pub fn guard(f: impl FnOnce() -> bool) -> Option<bool> {
     }
 }
 
+/// Runs one poll of user code. Under loom a panic is a failure of the model, left to loom.
+#[cfg(loom)]
+#[inline]
+pub fn guard(f: impl FnOnce() -> bool) -> Option<bool> {
+    Some(f())
+}
+
 /// Records where a panic inside a task happened (the payload carries only the message) and
 /// keeps the default hook quiet for panics that gtap reports as device errors.
+#[cfg(not(loom))]
 fn install_panic_hook() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {

@@ -5,12 +5,17 @@
 //! its spawn and the next `taskwait!` (identifiers inside other macros' arguments and in
 //! format strings count). Mentions are resolved through the scopes: a `let`, closure parameter
 //! or pattern that shadows the name refers to another variable, so the tracking ends there
-//! (for as long as the shadowing binding is in scope). Two spawns writing
-//! the same (or an overlapping) non-indexed place before a wait are reported too.
+//! (for as long as the shadowing binding is in scope). A mention of a part of a variable
+//! (`pair.1`, `arr[0]`) conflicts only with destinations it may overlap, so reading `pair.1`
+//! while a child writes `pair.0` is fine. Two spawns writing the same (or an overlapping)
+//! place before a wait are reported too, where the macro can tell: the same fields, the same
+//! literal indices (`r[0]` twice), the same variable index bound without `mut` (`r[k]` twice).
+//! A `macro_rules!` defined in the body counts as mentioning, at each of its invocations, the
+//! variables its expansion names.
 
 use crate::diagnostics::{Diagnostics, with_help};
 use crate::names::snippet;
-use crate::validate::place::Place;
+use crate::validate::place::{Overlap, Place};
 use crate::validate::scope::BindingId;
 use proc_macro2::Span;
 
@@ -29,19 +34,22 @@ pub(crate) struct Order {
 }
 
 impl Order {
-    /// The variable `name`, bound as `binding`, is mentioned at `span`.
+    /// The variable `name`, bound as `binding`, is mentioned at `span`: as a whole, or only
+    /// the part `place` of it (`pair.1`), which conflicts only with destinations it may
+    /// overlap.
     pub(crate) fn mention(
         &mut self,
         binding: BindingId,
         name: &str,
+        place: Option<&Place>,
         span: Span,
         diags: &mut Diagnostics,
     ) {
-        if let Some(p) = self
-            .pending
-            .iter_mut()
-            .find(|p| !p.reported && p.root == binding)
-        {
+        if let Some(p) = self.pending.iter_mut().find(|p| {
+            !p.reported
+                && p.root == binding
+                && place.is_none_or(|m| p.place.overlap(m) != Overlap::Disjoint)
+        }) {
             p.reported = true;
             diags.at(
                 span,
@@ -69,7 +77,7 @@ impl Order {
         if let Some(earlier) = self
             .pending
             .iter()
-            .find(|p| p.root == root && p.place.overlaps(&place))
+            .find(|p| p.root == root && p.place.overlap(&place) == Overlap::Overlapping)
         {
             let text = snippet(dst);
             let message = if text == earlier.text {

@@ -7,36 +7,110 @@
 //! Whether the root really is a local of the function is checked by the body walk, which knows
 //! the scopes.
 
-use syn::{Expr, Ident, Member};
+use syn::{Expr, Ident, Lit, Member};
 
 use crate::diagnostics::with_help;
 use crate::names::snippet;
+use crate::validate::scope::BindingId;
 
-/// A destination place.
+/// A destination place, or a place a body reads (`pair.1`, `arr[0]`).
 pub(crate) struct Place {
     /// The root variable.
     pub(crate) root: Ident,
     /// Whether an index appears anywhere in the place (`arr[i]`): such places may be written by
     /// several children before one wait.
     pub(crate) indexed: bool,
-    /// The projections after the root (`.0`, `.f`), for overlap checks; `None` once an index
-    /// appears.
-    pub(crate) fields: Vec<String>,
+    /// The projections after the root, outermost first, for overlap checks.
+    pub(crate) steps: Vec<Step>,
+}
+
+/// One projection of a place.
+pub(crate) enum Step {
+    /// `.f` or `.0`.
+    Field(String),
+    /// `[..]`.
+    Index(Index),
+}
+
+/// An index, as far as the macro can know its value.
+pub(crate) enum Index {
+    /// An integer literal.
+    Literal(u128),
+    /// A variable, not yet resolved ([`Place::resolve`]).
+    Name(Ident),
+    /// A variable that cannot change while it is in scope (bound without `mut`).
+    Fixed(BindingId),
+    /// Anything else.
+    Unknown,
+}
+
+/// How two places with the same root relate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Overlap {
+    /// Certainly apart: different fields or different literal indices.
+    Disjoint,
+    /// Certainly overlapping: one is the other or a part of it.
+    Overlapping,
+    /// Depends on indices the macro cannot compare.
+    Unknown,
 }
 
 impl Place {
-    /// Whether two non-indexed places with the same root variable overlap (one is a prefix of
-    /// the other).
-    pub(crate) fn overlaps(&self, other: &Place) -> bool {
-        !self.indexed
-            && !other.indexed
-            && self.fields.iter().zip(&other.fields).all(|(a, b)| a == b)
+    /// Resolves variable indices: `fixed(name)` is the binding of a variable that cannot change
+    /// while it is in scope, if `name` is one.
+    pub(crate) fn resolve(&mut self, fixed: impl Fn(&Ident) -> Option<BindingId>) {
+        for step in &mut self.steps {
+            if let Step::Index(index) = step
+                && let Index::Name(name) = index
+            {
+                *index = fixed(name).map_or(Index::Unknown, Index::Fixed);
+            }
+        }
+    }
+
+    /// How this place relates to `other` (same root variable): overlapping when one is a
+    /// prefix of the other, disjoint as soon as a field or a known index differs.
+    pub(crate) fn overlap(&self, other: &Place) -> Overlap {
+        let mut unknown = false;
+        for (a, b) in self.steps.iter().zip(&other.steps) {
+            match (a, b) {
+                (Step::Field(x), Step::Field(y)) if x != y => return Overlap::Disjoint,
+                (Step::Field(_), Step::Field(_)) => {}
+                (Step::Index(Index::Literal(x)), Step::Index(Index::Literal(y))) if x != y => {
+                    return Overlap::Disjoint;
+                }
+                (Step::Index(Index::Literal(_)), Step::Index(Index::Literal(_))) => {}
+                (Step::Index(Index::Fixed(x)), Step::Index(Index::Fixed(y))) if x == y => {}
+                _ => unknown = true,
+            }
+        }
+        if unknown {
+            Overlap::Unknown
+        } else {
+            Overlap::Overlapping
+        }
+    }
+}
+
+/// What an index expression is, as far as the macro can tell.
+fn index_of(expr: &Expr) -> Index {
+    match expr {
+        Expr::Lit(l) => match &l.lit {
+            Lit::Int(i) => i.base10_parse().map_or(Index::Unknown, Index::Literal),
+            _ => Index::Unknown,
+        },
+        Expr::Path(p) if p.qself.is_none() => p
+            .path
+            .get_ident()
+            .map_or(Index::Unknown, |i| Index::Name(i.clone())),
+        Expr::Paren(p) => index_of(&p.expr),
+        _ => Index::Unknown,
     }
 }
 
 /// Analyses a destination expression.
 pub(crate) fn place(dst: &Expr) -> syn::Result<Place> {
-    let mut fields = Vec::new();
+    let mut steps = Vec::new();
     let mut indexed = false;
     let mut at = dst;
     loop {
@@ -44,11 +118,11 @@ pub(crate) fn place(dst: &Expr) -> syn::Result<Place> {
             Expr::Path(p)
                 if p.qself.is_none() && p.attrs.is_empty() && p.path.get_ident().is_some() =>
             {
-                fields.reverse();
+                steps.reverse();
                 return Ok(Place {
                     root: p.path.get_ident().cloned().expect("checked above"),
                     indexed,
-                    fields,
+                    steps,
                 });
             }
             Expr::Path(p) => {
@@ -66,15 +140,15 @@ pub(crate) fn place(dst: &Expr) -> syn::Result<Place> {
                 ));
             }
             Expr::Field(f) => {
-                fields.push(match &f.member {
+                steps.push(Step::Field(match &f.member {
                     Member::Named(n) => n.to_string(),
                     Member::Unnamed(i) => i.index.to_string(),
-                });
+                }));
                 at = &f.base;
             }
             Expr::Index(i) => {
                 indexed = true;
-                fields.clear();
+                steps.push(Step::Index(index_of(&i.index)));
                 at = &i.expr;
             }
             Expr::Paren(p) => at = &p.expr,
@@ -122,20 +196,49 @@ mod tests {
         let p = place(&parse_quote!(s.f[i].g)).unwrap();
         assert_eq!(p.root, "s");
         assert!(p.indexed);
+        assert_eq!(p.steps.len(), 3);
         let p = place(&parse_quote!(x.0)).unwrap();
-        assert_eq!(p.fields, vec!["0"]);
+        assert!(matches!(&p.steps[..], [Step::Field(f)] if f == "0"));
         assert!(place(&parse_quote!(*p)).is_err());
         assert!(place(&parse_quote!(crate::X)).is_err());
         assert!(place(&parse_quote!(f().x)).is_err());
     }
 
+    fn overlap_of(a: Expr, b: Expr) -> Overlap {
+        let fixed = |name: &Ident| (name == "k").then_some(BindingId::for_tests(7));
+        let (mut a, mut b) = (place(&a).unwrap(), place(&b).unwrap());
+        a.resolve(fixed);
+        b.resolve(fixed);
+        a.overlap(&b)
+    }
+
     #[test]
     fn overlap() {
-        let a = place(&parse_quote!(p)).unwrap();
-        let b = place(&parse_quote!(p.0)).unwrap();
-        let c = place(&parse_quote!(p.1)).unwrap();
-        assert!(a.overlaps(&b));
-        assert!(!b.overlaps(&c));
-        assert!(b.overlaps(&b));
+        use Overlap::*;
+        assert_eq!(overlap_of(parse_quote!(p), parse_quote!(p.0)), Overlapping);
+        assert_eq!(overlap_of(parse_quote!(p.0), parse_quote!(p.1)), Disjoint);
+        assert_eq!(
+            overlap_of(parse_quote!(p.0), parse_quote!(p.0)),
+            Overlapping
+        );
+        assert_eq!(
+            overlap_of(parse_quote!(r[0]), parse_quote!(r[0])),
+            Overlapping
+        );
+        assert_eq!(overlap_of(parse_quote!(r[0]), parse_quote!(r[1])), Disjoint);
+        assert_eq!(
+            overlap_of(parse_quote!(r[0].1), parse_quote!(r[0].0)),
+            Disjoint
+        );
+        assert_eq!(
+            overlap_of(parse_quote!(r[k]), parse_quote!(r[k])),
+            Overlapping
+        );
+        assert_eq!(overlap_of(parse_quote!(r[i]), parse_quote!(r[i])), Unknown);
+        assert_eq!(
+            overlap_of(parse_quote!(r[i].0), parse_quote!(r[j].1)),
+            Disjoint
+        );
+        assert_eq!(overlap_of(parse_quote!(r), parse_quote!(r[i])), Overlapping);
     }
 }

@@ -55,12 +55,23 @@ struct Level {
 struct Binding {
     name: Ident,
     id: BindingId,
+    /// Bound without `mut` (known for parameters, `let`s and `for` patterns): its value cannot
+    /// change while it is in scope.
+    fixed: bool,
 }
 
 /// Identifies one binding of a name, so that a mention can be told apart from a mention of a
 /// variable that shadows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct BindingId(u32);
+
+#[cfg(test)]
+impl BindingId {
+    /// An id for unit tests.
+    pub(crate) fn for_tests(n: u32) -> Self {
+        Self(n)
+    }
+}
 
 /// A spawn into a top-level local or a parameter, waiting for any later `taskwait!`.
 struct Obligation {
@@ -93,6 +104,7 @@ impl Scopes {
         };
         for p in params {
             scopes.bind(pattern_bindings(p));
+            scopes.fix(p);
         }
         scopes
     }
@@ -129,9 +141,46 @@ impl Scopes {
             level.bindings.push(Binding {
                 name,
                 id: BindingId(self.next_id),
+                fixed: false,
             });
             self.next_id += 1;
         }
+    }
+
+    /// Marks the bindings `pat` just made in the innermost scope without `mut` as fixed.
+    pub(crate) fn fix(&mut self, pat: &Pat) {
+        use syn::visit::Visit;
+        struct Immutable(Vec<Ident>);
+        impl<'a> Visit<'a> for Immutable {
+            fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+                if p.mutability.is_none() && p.by_ref.is_none() {
+                    self.0.push(p.ident.clone());
+                }
+                syn::visit::visit_pat_ident(self, p);
+            }
+            fn visit_expr(&mut self, _: &'a syn::Expr) {}
+        }
+        let mut names = Immutable(Vec::new());
+        names.visit_pat(pat);
+        let Some(level) = self.levels.last_mut() else {
+            return;
+        };
+        for name in names.0 {
+            if let Some(b) = level.bindings.iter_mut().rev().find(|b| b.name == name) {
+                b.fixed = true;
+            }
+        }
+    }
+
+    /// The binding of `name` if it is a fixed local or parameter (see [`Scopes::fix`]).
+    pub(crate) fn fixed(&self, name: &Ident) -> Option<BindingId> {
+        self.levels.iter().rev().find_map(|l| {
+            l.bindings
+                .iter()
+                .rev()
+                .find(|b| b.name == *name)
+                .map(|b| b.fixed.then_some(b.id))
+        })?
     }
 
     /// The binding a mention of `name` here refers to, if it is a local or parameter.

@@ -145,7 +145,11 @@ impl Walker<'_, '_> {
             .ok()?;
         let mut spawn = call::spawn(input, self.body.known, self.diags)?;
         let place = match &spawn.dst {
-            Some(dst) => Some(place::place(dst).map_err(|e| self.diags.push(e)).ok()?),
+            Some(dst) => {
+                let mut place = place::place(dst).map_err(|e| self.diags.push(e)).ok()?;
+                place.resolve(|n| self.scopes.fixed(n));
+                Some(place)
+            }
             None => None,
         };
         // The spawn evaluates these before the child exists.
@@ -167,7 +171,7 @@ impl Walker<'_, '_> {
     }
 
     /// Visits the index expressions of a destination place (the root is written, not read).
-    fn visit_indices(&mut self, dst: &mut Expr) {
+    pub(super) fn visit_indices(&mut self, dst: &mut Expr) {
         match dst {
             Expr::Index(i) => {
                 self.visit_indices(&mut i.expr);
@@ -242,17 +246,57 @@ impl Walker<'_, '_> {
 
     /// Another macro's arguments: only the variables it mentions matter (rule 5).
     pub(super) fn foreign_macro(&mut self, mac: &Macro) {
-        if self.tracks_reads() {
-            for (name, span) in super::mentions::variables(mac.tokens.clone()) {
-                self.mention(&name, span);
+        if !self.tracks_reads() {
+            return;
+        }
+        for (name, span) in super::mentions::variables(mac.tokens.clone()) {
+            self.mention(&name, span);
+        }
+        // A `macro_rules!` of this body: its expansion names variables of the definition site.
+        if let Some(ident) = mac.path.get_ident()
+            && let Some(local) = self.macros.iter().rev().find(|m| m.name == *ident)
+        {
+            let span = mac.path.segments[0].ident.span();
+            for (binding, name) in local.mentions.clone() {
+                self.order.mention(binding, &name, None, span, self.diags);
             }
         }
+    }
+
+    /// A `macro_rules!` definition in the body: remembers the variables its transcribers name,
+    /// as bound here.
+    pub(super) fn define_macro(&mut self, item: &syn::ItemMacro) {
+        let Some(name) = &item.ident else {
+            return;
+        };
+        if !item.mac.path.is_ident("macro_rules") || !self.tracks_reads() {
+            return;
+        }
+        let mentions = super::mentions::transcribed(item.mac.tokens.clone())
+            .into_iter()
+            .filter_map(|(var, _)| self.scopes.resolve(&var).map(|b| (b, var)))
+            .collect();
+        self.macros.push(super::LocalMacro {
+            name: name.clone(),
+            mentions,
+        });
     }
 
     /// A variable may be read here (rule 5).
     pub(super) fn mention(&mut self, name: &str, span: proc_macro2::Span) {
         if let Some(binding) = self.scopes.resolve(name) {
-            self.order.mention(binding, name, span, self.diags);
+            self.order.mention(binding, name, None, span, self.diags);
+        }
+    }
+
+    /// A part of a variable (`pair.1`, `arr[0]`) may be read here (rule 5).
+    pub(super) fn mention_part(&mut self, mut place: place::Place) {
+        let name = place.root.to_string();
+        if let Some(binding) = self.scopes.resolve(&name) {
+            place.resolve(|n| self.scopes.fixed(n));
+            let span = place.root.span();
+            self.order
+                .mention(binding, &name, Some(&place), span, self.diags);
         }
     }
 

@@ -12,6 +12,22 @@ pub(crate) fn variables(tokens: TokenStream) -> Vec<(String, Span)> {
     out
 }
 
+/// The identifiers that may be variables in the transcribers of a `macro_rules!` body
+/// (`(matcher) => { transcriber };` ...), without its metavariables (`$x`).
+pub(crate) fn transcribed(tokens: TokenStream) -> Vec<(String, Span)> {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = Vec::new();
+    for (i, tree) in trees.iter().enumerate() {
+        let arrow = i >= 2
+            && matches!(&trees[i - 2], TokenTree::Punct(p) if p.as_char() == '=')
+            && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '>');
+        if let (true, TokenTree::Group(g)) = (arrow, tree) {
+            collect(g.stream(), &mut out);
+        }
+    }
+    out
+}
+
 fn collect(tokens: TokenStream, out: &mut Vec<(String, Span)>) {
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     let punct = |i: Option<usize>, c: char| {
@@ -27,7 +43,8 @@ fn collect(tokens: TokenStream, out: &mut Vec<(String, Span)>) {
                 let after_path = punct(before, ':') && punct(i.checked_sub(2), ':');
                 let before_path = punct(Some(i + 1), ':') && punct(Some(i + 2), ':');
                 let macro_name = punct(Some(i + 1), '!');
-                if !(field || after_path || before_path || macro_name) {
+                let metavariable = punct(before, '$');
+                if !(field || after_path || before_path || macro_name || metavariable) {
                     out.push((ident.to_string(), ident.span()));
                 }
             }
@@ -88,6 +105,13 @@ mod tests {
             names(quote!(a, s.f, core::mem::size_of::<T>(), inner!(b))),
             ["a", "s", "T", "b"]
         );
+    }
+
+    #[test]
+    fn macro_rules_transcribers() {
+        let body = quote!(($x:expr) => { a + $x }; () => { b.len() });
+        let names: Vec<String> = transcribed(body).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["a", "b"]);
     }
 
     #[test]

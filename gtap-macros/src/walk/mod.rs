@@ -22,7 +22,7 @@ use crate::parse::FnKind;
 use crate::validate::direct::Known;
 use crate::validate::facts::StmtFacts;
 use crate::validate::order::Order;
-use crate::validate::scope::{LevelKind, Scopes, condition_bindings, pattern_bindings};
+use crate::validate::scope::{BindingId, LevelKind, Scopes, condition_bindings, pattern_bindings};
 
 /// What the walk needs to know about the function whose body it walks.
 pub(crate) struct Body<'a> {
@@ -50,6 +50,7 @@ pub(crate) fn walk(body: &Body, block: &mut Block, diags: &mut Diagnostics) {
         asyncs: 0,
         items: 0,
         entries: 0,
+        macros: Vec::new(),
     };
     walker.block(block, LevelKind::Plain, Vec::new());
     walker.scopes.finish(walker.diags);
@@ -89,6 +90,15 @@ struct Walker<'a, 'd> {
     items: usize,
     /// `entry!`s seen (kernels).
     entries: usize,
+    /// The `macro_rules!` defined in the body so far, with the variables their expansions
+    /// name (resolved where each is defined).
+    macros: Vec<LocalMacro>,
+}
+
+/// A `macro_rules!` defined in a body.
+struct LocalMacro {
+    name: Ident,
+    mentions: Vec<(BindingId, String)>,
 }
 
 impl Walker<'_, '_> {
@@ -106,6 +116,17 @@ impl Walker<'_, '_> {
 
     /// Walks a block as a new scope of `kind` whose first bindings are `bindings`.
     fn block(&mut self, block: &mut Block, kind: LevelKind, bindings: Vec<Ident>) {
+        self.block_binding(block, kind, bindings, None);
+    }
+
+    /// [`Walker::block`], the first bindings made by `pattern` when given (a `for` loop's).
+    fn block_binding(
+        &mut self,
+        block: &mut Block,
+        kind: LevelKind,
+        bindings: Vec<Ident>,
+        pattern: Option<&Pat>,
+    ) {
         let facts = if self.items == 0 {
             block.stmts.iter().map(StmtFacts::of).collect()
         } else {
@@ -114,6 +135,9 @@ impl Walker<'_, '_> {
         let kernel_top =
             self.body.kind == FnKind::Kernel && self.scopes.depth() == 1 && self.items == 0;
         self.scopes.push(kind, facts, bindings);
+        if let Some(pattern) = pattern {
+            self.scopes.fix(pattern);
+        }
         let last = block.stmts.len().saturating_sub(1);
         for (i, stmt) in block.stmts.iter_mut().enumerate() {
             self.scopes.at(i);
@@ -191,6 +215,7 @@ impl VisitMut for Walker<'_, '_> {
                     }
                 }
                 self.scopes.bind(pattern_bindings(&local.pat));
+                self.scopes.fix(&local.pat);
             }
             Stmt::Macro(m) => self.foreign_macro(&m.mac),
             Stmt::Item(item) => self.visit_item_mut(item),
@@ -204,6 +229,9 @@ impl VisitMut for Walker<'_, '_> {
         {
             // Lowered by its own expansion.
             return;
+        }
+        if let Item::Macro(m) = item {
+            self.define_macro(m);
         }
         self.items += 1;
         visit_mut::visit_item_mut(self, item);
@@ -227,6 +255,13 @@ impl VisitMut for Walker<'_, '_> {
             Expr::Path(p) if self.tracks_reads() && p.qself.is_none() => {
                 if let Some(ident) = p.path.get_ident() {
                     self.mention(&ident.to_string(), ident.span());
+                }
+            }
+            Expr::Field(_) | Expr::Index(_) if self.tracks_reads() => {
+                if let Ok(place) = crate::validate::place::place(expr) {
+                    self.mention_part(place);
+                    self.visit_indices(expr);
+                    return;
                 }
             }
             _ => {}
@@ -268,10 +303,11 @@ impl VisitMut for Walker<'_, '_> {
     fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
         self.visit_expr_mut(&mut f.expr);
         let label = f.label.as_ref().map(|l| l.name.ident.to_string());
-        self.block(
+        self.block_binding(
             &mut f.body,
             LevelKind::Loop(label),
             pattern_bindings(&f.pat),
+            Some(&f.pat),
         );
     }
 

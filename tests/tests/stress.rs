@@ -1,0 +1,146 @@
+//! Stress: thousands of random task trees (`gtap_tests::random_trees`: random fan-out, depth,
+//! one or two waits, queue choices for spawns and resumptions, detached children joined by the
+//! implicit wait, three result types) on the CPU executor, in parallel and deterministic mode,
+//! with 1 to 4 queues and pools from roomy to too small, each compared with its sequential
+//! result. A pool or queue that is too small for a tree may end the launch with a typed device
+//! error; a wrong result never passes. `GTAP_STRESS_CASES` sets the number of trees.
+
+use gtap_host::{Config, CpuMode, DeviceErrorKind, Error, Runtime};
+use gtap_tests::random_trees::{
+    MAX_FANOUT, reference, shape, tree_pair_kernel, tree_u16_kernel, tree_u64_kernel,
+};
+
+/// xorshift64*: the test's own choices, reproducible from the case number.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
+    }
+}
+
+/// Trees per run unless `GTAP_STRESS_CASES` says otherwise.
+const CASES: u64 = 10_000;
+
+/// Most task nodes in one tree (larger draws are drawn again).
+const MAX_NODES: u32 = 1500;
+
+/// One case: a tree, a result type and the runtime configuration it runs under.
+#[derive(Debug)]
+struct Case {
+    seed: u64,
+    depth: u32,
+    fanout: u32,
+    queues: u32,
+    slots_per_warp: u32,
+    kind: u64,
+    parallel: bool,
+}
+
+impl Case {
+    fn draw(n: u64) -> (Self, u32, u64) {
+        let mut rng = Rng(n.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        loop {
+            let queues = 1 + rng.below(4) as u32;
+            let fanout = 1 + rng.below(MAX_FANOUT as u64) as u32;
+            let depth = 1 + rng.below(7) as u32;
+            let seed = rng.below(u64::MAX);
+            let r = reference(seed, depth, shape(fanout, queues));
+            if r.nodes > MAX_NODES {
+                continue;
+            }
+            // From far too small to roomy; a multiple of the queue count, as the pool requires.
+            let per_queue = [4, 16, 64, 256, 2048][rng.below(5) as usize];
+            let case = Case {
+                seed,
+                depth,
+                fanout,
+                queues,
+                slots_per_warp: per_queue * queues,
+                kind: rng.below(3),
+                parallel: rng.below(2) == 0,
+            };
+            return (case, r.nodes, r.detached);
+        }
+    }
+
+    fn runtime(&self, n: u64) -> Runtime {
+        let mode = if self.parallel {
+            CpuMode::Parallel
+        } else {
+            CpuMode::Deterministic { seed: n }
+        };
+        let config = Config::new()
+            .num_queues(self.queues)
+            .max_tasks_per_warp(self.slots_per_warp);
+        Runtime::cpu(mode, &config).expect("CPU runtime")
+    }
+}
+
+/// What a launch did: the result (as in [`reference`]) and the detached children counted.
+fn launch(rt: &mut Runtime, case: &Case) -> Result<(u64, u64), Error> {
+    let mut counter = rt.alloc_filled(1, 0u64)?;
+    let (seed, depth, shape) = (case.seed, case.depth, shape(case.fanout, case.queues));
+    let args = (seed, depth, shape, counter.slice_mut());
+    let got = match case.kind {
+        0 => rt.launch(tree_u64_kernel, args)?.result,
+        1 => {
+            let (nodes, sum) = rt.launch(tree_pair_kernel, args)?.result;
+            assert_eq!(nodes, reference(seed, depth, shape).nodes, "{case:?}");
+            sum
+        }
+        _ => rt.launch(tree_u16_kernel, args)?.result as u64,
+    };
+    Ok((got, rt.download(&counter)?[0]))
+}
+
+#[test]
+fn random_trees_match_their_sequential_results() {
+    let cases = std::env::var("GTAP_STRESS_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(CASES);
+    let (mut completed, mut refused, mut tasks) = (0u64, 0u64, 0u64);
+    for n in 0..cases {
+        let (case, nodes, detached) = Case::draw(n);
+        let want = reference(case.seed, case.depth, shape(case.fanout, case.queues));
+        let want_sum = if case.kind == 2 {
+            want.sum16 as u64
+        } else {
+            want.sum
+        };
+        let mut rt = case.runtime(n);
+        match launch(&mut rt, &case) {
+            Ok((got, pings)) => {
+                assert_eq!(got, want_sum, "case {n}: {case:?}");
+                assert_eq!(pings, detached, "case {n}: detached children, {case:?}");
+                completed += 1;
+                tasks += (nodes as u64) + detached;
+            }
+            Err(Error::Device(e)) => {
+                // Only a pool or queue smaller than the whole tree may refuse it.
+                let total = nodes + detached as u32;
+                assert!(
+                    matches!(
+                        e.kind,
+                        DeviceErrorKind::PoolExhausted | DeviceErrorKind::QueueOverflow
+                    ) && case.slots_per_warp / case.queues < total,
+                    "case {n}: {case:?} ({total} tasks) failed: {e}"
+                );
+                refused += 1;
+                rt.reset().expect("reset after a device error");
+            }
+            Err(e) => panic!("case {n}: {case:?}: {e}"),
+        }
+    }
+    eprintln!(
+        "stress: {cases} trees, {completed} checked ({tasks} tasks), {refused} refused with a typed error"
+    );
+    assert!(
+        completed * 10 >= cases * 7,
+        "most trees must fit their pools, or the test checks little"
+    );
+}
