@@ -3,7 +3,7 @@
 //! [`MAX_FANOUT`]), on which queues, how deep each goes, whether it waits once or twice and on
 //! which queues it resumes, and whether it spawns a detached child after its last wait (which
 //! the implicit wait at return joins). The same tree is computed three times with different
-//! result types (`u64`, `(u32, u64)`, `u16`), and by [`reference`] sequentially.
+//! result types (`u64`, `(u32, u64)`, `u16`), and by [`reference()`] sequentially.
 
 use gtap::SliceMut;
 
