@@ -106,6 +106,14 @@ impl Cpu {
         }
     }
 
+    /// Switches to the deterministic schedule of `seed` for the next launches. The seed reaches
+    /// the executor twice, through the driver (lane and warp choices) and the launch
+    /// parameters (queue and victim choices), so both change together.
+    pub(crate) fn reseed(&mut self, seed: u64) {
+        self.mode = CpuMode::Deterministic { seed };
+        self.driver.mode = Mode::Deterministic { seed };
+    }
+
     pub(crate) fn reset(&mut self) -> Result<()> {
         self.bytes().fill(0);
         *self.error = ErrorRecord::EMPTY;

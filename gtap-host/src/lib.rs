@@ -43,5 +43,5 @@ pub use gtap_device::{Cubin, DeviceCode, KernelModule};
 /// crate to name them (`gtap::Kernel` is the same trait).
 pub use gtap_device::{Geometry, Kernel, KernelArg, KernelArgs, Layout};
 pub use runtime::{BackendKind, Launch, Runtime};
-pub use schedules::{Schedule, ScheduleError, check_schedules};
+pub use schedules::{Schedule, ScheduleError, check_schedules, check_schedules_with};
 pub use stats::{ModuleLoad, ModuleSource, Stats};

@@ -167,6 +167,15 @@ impl Runtime {
         }
     }
 
+    /// On the CPU executor, switches to the deterministic schedule of `seed` without
+    /// reallocating the pools (each launch clears the state the previous one left). The GPU has
+    /// no schedule seed: there it does nothing.
+    pub(crate) fn reseed(&mut self, seed: u64) {
+        if let Backend::Cpu(c) = &mut self.backend {
+            c.reseed(seed);
+        }
+    }
+
     /// Copies `data` into a new buffer of this runtime.
     pub fn upload<T: Copy + 'static>(&self, data: &[T]) -> Result<Buffer<T>> {
         let storage = match &self.backend {

@@ -58,11 +58,14 @@ pub enum ScheduleError {
 /// Runs `kernel(args)` on the deterministic CPU executor under `seeds` × `queue_counts`
 /// schedules (with `config` otherwise) and returns the result they all agree on.
 ///
+/// For kernels that take buffers, use [`check_schedules_with`].
+///
 /// ```
-/// # use gtap_host::{Config, check_schedules};
-/// # fn check<K: gtap_host::Kernel<Args = (u32,), Output = u64> + Copy>(fib_kernel: K) {
-/// let result = check_schedules(fib_kernel, (20,), &Config::new(), 0..8, &[1, 2, 3]);
-/// # let _ = result; }
+/// use gtap_examples::fib::{fib_kernel, fib_seq};
+/// use gtap_host::{Config, check_schedules};
+///
+/// let result = check_schedules(fib_kernel, (12,), &Config::new(), 0..4, &[1, 3]);
+/// assert_eq!(result.unwrap(), fib_seq(12));
 /// ```
 pub fn check_schedules<K>(
     kernel: K,
@@ -75,15 +78,66 @@ where
     K: Kernel + Copy,
     K::Output: PartialEq + Debug,
 {
-    let mut agreed: Option<(Schedule, K::Output)> = None;
-    for seed in seeds {
-        for &num_queues in queue_counts {
+    check_schedules_with(config, seeds, queue_counts, |rt| {
+        rt.launch(kernel, args).map(|launch| launch.result)
+    })
+}
+
+/// Runs `run` once per schedule of `seeds` × `queue_counts` on the deterministic CPU executor
+/// (with `config` otherwise) and returns the value all runs agree on.
+///
+/// `run` receives the runtime of the schedule: it uploads its inputs there (a buffer belongs to
+/// one runtime), launches, and returns what should not depend on scheduling, for instance the
+/// kernel's result together with a downloaded output buffer. One runtime per queue count is
+/// created and reseeded between schedules, so its pools are allocated once, not once per
+/// schedule.
+///
+/// ```
+/// use gtap_examples::tree::{tree_kernel, tree_visit_seq};
+/// use gtap_host::{Config, check_schedules_with};
+///
+/// let (height, iters) = (6, 4);
+/// let nodes = (1 << (height + 1)) - 1;
+/// let (root, out) = check_schedules_with(&Config::new(), 0..4, &[1, 2], |rt| {
+///     let mut out = rt.alloc_filled(nodes, 0u64)?;
+///     let root = rt.launch(tree_kernel, (height, iters, out.slice_mut()))?.result;
+///     Ok((root, rt.download(&out)?))
+/// })
+/// .unwrap();
+/// let mut want = vec![0; nodes];
+/// assert_eq!(root, tree_visit_seq(height, iters, &mut want));
+/// assert_eq!(out, want);
+/// ```
+pub fn check_schedules_with<T, F>(
+    config: &Config,
+    seeds: impl IntoIterator<Item = u64>,
+    queue_counts: &[u32],
+    mut run: F,
+) -> Result<T, ScheduleError>
+where
+    T: PartialEq + Debug,
+    F: FnMut(&mut Runtime) -> Result<T, Error>,
+{
+    let seeds: Vec<u64> = seeds.into_iter().collect();
+    let mut agreed: Option<(Schedule, T)> = None;
+    for &num_queues in queue_counts {
+        let Some(&first_seed) = seeds.first() else {
+            break;
+        };
+        let config = config.clone().num_queues(num_queues);
+        let mut rt = Runtime::cpu(CpuMode::Deterministic { seed: first_seed }, &config).map_err(
+            |error| ScheduleError::Launch {
+                schedule: Schedule {
+                    seed: first_seed,
+                    num_queues,
+                },
+                error,
+            },
+        )?;
+        for &seed in &seeds {
             let schedule = Schedule { seed, num_queues };
-            let config = config.clone().num_queues(num_queues);
-            let result = Runtime::cpu(CpuMode::Deterministic { seed }, &config)
-                .and_then(|mut rt| rt.launch(kernel, args))
-                .map_err(|error| ScheduleError::Launch { schedule, error })?
-                .result;
+            rt.reseed(seed);
+            let result = run(&mut rt).map_err(|error| ScheduleError::Launch { schedule, error })?;
             match &agreed {
                 None => agreed = Some((schedule, result)),
                 Some((first, first_value)) if *first_value != result => {

@@ -1,7 +1,9 @@
 //! The deterministic executor: the same seed gives the same schedule, different seeds move
 //! tasks between lanes, warps and blocks, and a program that depends on that is caught.
 
-use gtap_host::{Config, CpuMode, Runtime, ScheduleError, check_schedules};
+use gtap_host::{
+    Config, CpuMode, Runtime, ScheduleError, Stats, check_schedules, check_schedules_with,
+};
 use gtap_tests::{same_lane_kernel, shapes_kernel, shapes_seq};
 
 fn run_same_lane(seed: u64, queues: u32) -> u64 {
@@ -42,6 +44,66 @@ fn correct_programs_pass_the_schedule_check() {
     assert_eq!(fib.unwrap(), gtap_examples::fib::fib_seq(16));
     let none = check_schedules(same_lane_kernel, (2,), &Config::new(), 0..4, &[]);
     assert!(matches!(none, Err(ScheduleError::NoSchedules)));
+}
+
+/// What a deterministic schedule decides: equal for equal seeds, different for most others.
+fn schedule_counts(stats: &Stats) -> [u64; 5] {
+    [
+        stats.tasks_spawned,
+        stats.steals,
+        stats.steal_attempts,
+        stats.steps,
+        stats.peak_live_per_warp.into(),
+    ]
+}
+
+#[test]
+fn a_reused_runtime_runs_each_seed_as_a_fresh_one_does() {
+    let (seeds, queue_counts) = (0..6, [1, 3]);
+    let mut counts = Vec::new();
+    check_schedules_with(&Config::new(), seeds.clone(), &queue_counts, |rt| {
+        let launch = rt.launch(gtap_examples::fib::fib_kernel, (14,))?;
+        counts.push(schedule_counts(&launch.stats));
+        Ok(launch.result)
+    })
+    .unwrap();
+    let mut fresh = Vec::new();
+    for queues in queue_counts {
+        for seed in seeds.clone() {
+            let config = Config::new().num_queues(queues);
+            let mut rt = Runtime::cpu(CpuMode::Deterministic { seed }, &config).unwrap();
+            let launch = rt.launch(gtap_examples::fib::fib_kernel, (14,)).unwrap();
+            fresh.push(schedule_counts(&launch.stats));
+        }
+    }
+    assert_eq!(counts, fresh);
+    assert!(
+        counts[..6].iter().any(|c| *c != counts[0]),
+        "every seed gave the same schedule: {counts:?}"
+    );
+}
+
+#[test]
+fn buffers_are_checked_through_the_runtime_of_each_schedule() {
+    use gtap_examples::tree::{Node, random_tree, tree_sum_kernel, tree_sum_seq};
+    let nodes: Vec<Node> = random_tree(2_000, 7);
+    let mut runs = 0;
+    let sum = check_schedules_with(&Config::new(), 0..4, &[1, 2], |rt| {
+        runs += 1;
+        let input = rt.upload(&nodes)?;
+        Ok(rt.launch(tree_sum_kernel, (input.slice(),))?.result)
+    })
+    .unwrap();
+    assert_eq!(sum, tree_sum_seq(&nodes));
+    assert_eq!(runs, 8);
+    let failed = check_schedules_with(&Config::new().max_tasks_per_warp(32), 0..2, &[1], |rt| {
+        let input = rt.upload(&nodes)?;
+        Ok(rt.launch(tree_sum_kernel, (input.slice(),))?.result)
+    });
+    assert!(
+        matches!(failed, Err(ScheduleError::Launch { .. })),
+        "{failed:?}"
+    );
 }
 
 #[test]
