@@ -3,6 +3,9 @@
 use std::fmt;
 
 use gtap_device::error::{ErrorCode, ErrorRecord};
+use gtap_device::layout::{Geometry, Layout};
+
+use crate::timing::bytes;
 
 /// What went wrong on the device. See [`DeviceError`] for where.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +55,35 @@ pub struct DeviceError {
     pub limit: u64,
     /// Panic message, if any.
     pub message: String,
+    /// Pool exhaustion only: what more task slots would cost, attached by the runtime (the
+    /// error record does not know the pool's shape).
+    pub pool_growth: Option<PoolGrowth>,
+}
+
+/// What a larger task pool would cost, for the advice of a pool exhaustion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolGrowth {
+    /// Bytes the runtime reserves now for pools, queues and control state.
+    pub pool_bytes: u64,
+    /// Bytes that doubling `max_tasks_per_warp` adds (slots, queue rings and free-id cells of
+    /// every warp).
+    pub doubling_bytes: u64,
+}
+
+impl PoolGrowth {
+    /// The cost of doubling the slots of `layout`, or `None` when twice the slots cannot be
+    /// numbered.
+    pub(crate) fn of(layout: &Layout) -> Option<Self> {
+        let geometry = Geometry {
+            slots_per_warp: layout.geometry.slots_per_warp.checked_mul(2)?,
+            ..layout.geometry
+        };
+        let doubled = Layout::new(geometry).ok()?;
+        Some(Self {
+            pool_bytes: layout.bytes,
+            doubling_bytes: doubled.bytes.saturating_sub(layout.bytes),
+        })
+    }
 }
 
 impl DeviceError {
@@ -83,7 +115,17 @@ impl DeviceError {
             value: r.value,
             limit: r.limit,
             message: ErrorRecord::text(&r.message).to_string(),
+            pool_growth: None,
         })
+    }
+
+    /// Attaches the cost of a larger pool to a pool exhaustion; other errors are returned
+    /// unchanged.
+    pub(crate) fn with_pool(mut self, layout: &Layout) -> Self {
+        if self.kind == DeviceErrorKind::PoolExhausted {
+            self.pool_growth = PoolGrowth::of(layout);
+        }
+        self
     }
 
     fn site(&self) -> String {
@@ -113,11 +155,27 @@ impl fmt::Display for DeviceError {
                 self.value,
                 self.limit
             ),
-            DeviceErrorKind::PoolExhausted => write!(
-                f,
-                "task pool exhausted: warp {} already holds its limit of {} live tasks (max_tasks_per_warp){site}; raise max_tasks_per_warp or max_task_memory_bytes, or spawn less (a sequential cutoff)",
-                self.warp, self.limit
-            ),
+            DeviceErrorKind::PoolExhausted => {
+                write!(
+                    f,
+                    "task pool exhausted: warp {} already holds its limit of {} live tasks (max_tasks_per_warp){site}; ",
+                    self.warp, self.limit
+                )?;
+                match self.pool_growth {
+                    Some(g) => write!(
+                        f,
+                        "raise max_tasks_per_warp (doubling it to {} needs {} more than the pool's {}: max_task_memory_bytes, if set, at least {}), or spawn less (a sequential cutoff)",
+                        self.limit * 2,
+                        bytes(g.doubling_bytes),
+                        bytes(g.pool_bytes),
+                        g.pool_bytes + g.doubling_bytes
+                    ),
+                    None => write!(
+                        f,
+                        "raise max_tasks_per_warp or max_task_memory_bytes, or spawn less (a sequential cutoff)"
+                    ),
+                }
+            }
             DeviceErrorKind::InvalidQueue => write!(
                 f,
                 "queue index {} is outside 0..{} (num_queues){site}; pass a queue index below num_queues or configure more queues",
@@ -177,5 +235,36 @@ mod tests {
         assert!(msg.contains("`fib` at src/x.rs:12"), "{msg}");
         let e = DeviceError::from_record(&record(ErrorCode::PoolExhausted)).unwrap();
         assert!(e.to_string().contains("raise max_tasks_per_warp"));
+    }
+
+    #[test]
+    fn pool_exhaustion_says_what_doubling_costs() {
+        let geometry = Geometry {
+            blocks: 1,
+            warps_per_block: 2,
+            slots_per_warp: 64,
+            num_queues: 1,
+            slot_bytes: 112,
+        };
+        let layout = Layout::new(geometry).unwrap();
+        let doubled = Layout::new(Geometry {
+            slots_per_warp: 128,
+            ..geometry
+        })
+        .unwrap();
+        let e = DeviceError::from_record(&record(ErrorCode::PoolExhausted))
+            .unwrap()
+            .with_pool(&layout);
+        let growth = e.pool_growth.unwrap();
+        assert_eq!(growth.pool_bytes, layout.bytes);
+        assert_eq!(growth.pool_bytes + growth.doubling_bytes, doubled.bytes);
+        let msg = e.to_string();
+        assert!(msg.contains("doubling it to 6 needs"), "{msg}");
+        assert!(
+            msg.contains(&format!("at least {}", doubled.bytes)),
+            "{msg}"
+        );
+        let other = DeviceError::from_record(&record(ErrorCode::QueueOverflow)).unwrap();
+        assert_eq!(other.clone().with_pool(&layout), other);
     }
 }

@@ -151,10 +151,15 @@ impl Runtime {
     /// and the process prints a summary per kernel at exit.
     pub fn launch<K: Kernel>(&mut self, kernel: K, args: K::Args) -> Result<Launch<K::Output>> {
         let _ = kernel;
-        let (launch, backend) = match &mut self.backend {
-            Backend::Gpu(g) => (g.launch::<K>(args)?, "GPU"),
-            Backend::Cpu(c) => (c.launch::<K>(args)?, "CPU executor"),
+        let layout = *self.layout();
+        let (launched, backend) = match &mut self.backend {
+            Backend::Gpu(g) => (g.launch::<K>(args), "GPU"),
+            Backend::Cpu(c) => (c.launch::<K>(args), "CPU executor"),
         };
+        let launch = launched.map_err(|e| match e {
+            Error::Device(d) => Error::Device(Box::new(d.with_pool(&layout))),
+            other => other,
+        })?;
         timing::record(K::NAME, backend, &launch.stats);
         Ok(launch)
     }

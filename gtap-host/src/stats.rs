@@ -74,6 +74,26 @@ pub enum ModuleSource {
 }
 
 impl Stats {
+    /// Task-slot bytes per warp in use at the launch's peak: `peak_live_per_warp × slot_bytes`.
+    /// The peak is sampled every few scheduling steps, so the true peak may be a little higher.
+    pub fn slot_bytes_used_per_warp(&self) -> u64 {
+        u64::from(self.peak_live_per_warp) * u64::from(self.slot_bytes)
+    }
+
+    /// Task-slot bytes reserved per warp: `slots_per_warp × slot_bytes`.
+    pub fn slot_bytes_reserved_per_warp(&self) -> u64 {
+        u64::from(self.slots_per_warp) * u64::from(self.slot_bytes)
+    }
+
+    /// Share of the reserved task slots the busiest warp used at its peak, 0 to 1: how much of
+    /// the pool this launch needed. Far below 1, a smaller `max_task_memory_bytes` would do.
+    pub fn pool_use(&self) -> f64 {
+        match self.slots_per_warp {
+            0 => 0.0,
+            slots => f64::from(self.peak_live_per_warp) / f64::from(slots),
+        }
+    }
+
     pub(crate) fn collect(
         layout: &Layout,
         block_size: u32,
@@ -117,5 +137,24 @@ impl Stats {
             s.time_shares = cycles.map(|c| c / total);
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_use_is_the_busiest_warps_peak_against_its_slots() {
+        let s = Stats {
+            peak_live_per_warp: 256,
+            slots_per_warp: 4096,
+            slot_bytes: 96,
+            ..Stats::default()
+        };
+        assert_eq!(s.slot_bytes_used_per_warp(), 256 * 96);
+        assert_eq!(s.slot_bytes_reserved_per_warp(), 4096 * 96);
+        assert_eq!(s.pool_use(), 0.0625);
+        assert_eq!(Stats::default().pool_use(), 0.0);
     }
 }

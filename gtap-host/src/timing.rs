@@ -79,8 +79,10 @@ pub(crate) fn launch_report(kernel: &str, launch: u64, backend: &str, s: &Stats)
             s.peak_live_per_warp, s.slots_per_warp
         ),
     );
-    let used = u64::from(s.peak_live_per_warp) * u64::from(s.slot_bytes);
-    let per_warp = u64::from(s.slots_per_warp) * u64::from(s.slot_bytes);
+    let (used, per_warp) = (
+        s.slot_bytes_used_per_warp(),
+        s.slot_bytes_reserved_per_warp(),
+    );
     let share = match (used, per_warp) {
         (_, 0) => "-".into(),
         // A few slots of a big pool would read "0.0%", as if none were used.
@@ -100,7 +102,7 @@ pub(crate) fn launch_report(kernel: &str, launch: u64, backend: &str, s: &Stats)
 }
 
 /// `n` bytes in B, KiB, MiB or GiB.
-fn bytes(n: u64) -> String {
+pub(crate) fn bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
     let mut value = n as f64;
     let mut unit = 0;

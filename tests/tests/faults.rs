@@ -1,7 +1,7 @@
 //! Device failures on the CPU executor behave as on the GPU: each is a typed error naming the
 //! task function, the source line and the limit, and the runtime stays usable afterwards.
 
-use gtap_host::{Config, CpuMode, DeviceErrorKind, Error, Runtime};
+use gtap_host::{BackendKind, Config, CpuMode, DeviceErrorKind, Error, Runtime};
 use gtap_tests::{bad_queue_kernel, divide_kernel, flood_kernel, wide_kernel};
 
 fn device_error(e: Error) -> gtap_host::DeviceError {
@@ -33,6 +33,20 @@ fn exhausted_pool_is_a_typed_error_then_reset_runs_correctly() {
         assert_eq!(e.task, "wide");
         assert!(e.line > 0);
         assert!(e.to_string().contains("max_tasks_per_warp"), "{e}");
+        // The advice is exact enough to follow: the doubled pool fits the budget it names.
+        let growth = e
+            .pool_growth
+            .expect("a pool exhaustion says what more slots cost");
+        assert_eq!(growth.pool_bytes, rt.layout().bytes);
+        assert!(e.to_string().contains("doubling it to 128"), "{e}");
+        let doubled = Config::new()
+            .max_tasks_per_warp(128)
+            .max_task_memory_bytes(growth.pool_bytes + growth.doubling_bytes);
+        let BackendKind::Cpu(mode) = rt.backend() else {
+            panic!("a CPU runtime")
+        };
+        let bigger = Runtime::cpu(mode, &doubled).unwrap();
+        assert_eq!(bigger.layout().geometry.slots_per_warp, 128);
         rt.reset().unwrap();
         assert_eq!(rt.launch(wide_kernel, (2, 4)).unwrap().result, 16);
     }

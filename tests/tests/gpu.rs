@@ -183,6 +183,7 @@ fn small_pool_error_then_correct_run_after_reset() {
     println!("small pool: {e}");
     assert_eq!(e.kind, DeviceErrorKind::PoolExhausted);
     assert_eq!((e.limit, e.task.as_str()), (64, "wide"));
+    assert!(e.to_string().contains("doubling it to 128 needs"), "{e}");
     rt.reset().unwrap();
     // 21 tasks in all: they fit any one warp's 64 slots.
     for _ in 0..5 {
