@@ -4,7 +4,8 @@
 //! and whichever queue a task waits in. [`check_schedules`] runs a kernel under many schedules
 //! of the deterministic CPU executor (each seed moves tasks between lanes, warps and blocks and
 //! picks queues and victims at random) and with several queue counts, and reports the first two
-//! schedules that disagree.
+//! schedules that disagree. [`check_schedules_with`] does the same for a closure that uploads
+//! buffers to each schedule's runtime and launches there.
 
 use std::fmt::Debug;
 
