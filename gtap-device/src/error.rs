@@ -2,7 +2,8 @@
 //!
 //! A failure (queue overflow, exhausted task pool, bad queue index, oversized task record,
 //! panic in user code) claims the single [`ErrorRecord`] with a compare-and-swap, fills it in,
-//! and raises the launch's abort flag, which every warp reads once per scheduling step. The
+//! and raises the launch's abort flag, which a warp reads whenever it has nothing to run and
+//! otherwise once every `STOP_CHECK_STEPS` scheduling steps (see [`crate::scheduler`]). The
 //! record lives in host memory mapped into the device, so the host can read it even when the
 //! kernel did not end cleanly.
 
@@ -236,8 +237,8 @@ pub(crate) fn raise_panic(message: &str, site: Option<(&str, u32)>) {
 }
 
 /// On the GPU a panic in user code is recorded and the panicking lane retires; the rest of the
-/// grid sees the abort flag and stops at its next scheduling step, so the kernel ends normally
-/// and the runtime stays usable.
+/// grid sees the abort flag within `STOP_CHECK_STEPS` scheduling steps and stops, so the
+/// kernel ends normally and the runtime stays usable.
 #[cfg(target_arch = "nvptx64")]
 #[panic_handler]
 fn on_panic(info: &core::panic::PanicInfo<'_>) -> ! {

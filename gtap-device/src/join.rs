@@ -32,8 +32,8 @@
 //!    finishes the parent in turn in another round, whose decrement is acquire-release (it
 //!    passes on what this lane acquired) and whose free is a release (this lane read the
 //!    parent's header).
-//! 5. The root's completion raises the `finished` flag, which ends the launch: with the
-//!    implicit wait, every task has finished by then.
+//! 5. The root's completion sets the stop word to finished (`Control::finish`), which ends the
+//!    launch: with the implicit wait, every task has finished by then.
 
 use core::sync::atomic::Ordering;
 

@@ -126,7 +126,7 @@ mod gpu {
             // No result: the host reports the recorded error instead.
             arch::exit_thread();
         }
-        // Acquire: the root's result was written before the finished flag was raised.
+        // Acquire: the root's result was written before the stop word was set to finished.
         arch::fence();
         // SAFETY: the root finished, so the result area holds its `T::Output`.
         unsafe { (rt.root_result as *const T::Output).read() }

@@ -482,7 +482,8 @@ impl Warp {
     pub fn sync(&self) {}
 
     /// Spreads the tasks of a batch over random lanes and reshuffles the lane order (only in
-    /// the deterministic executor). `EMPTY` marks a lane without a task.
+    /// the deterministic executor). [`NONE`](crate::record::NONE) marks a lane without a
+    /// task.
     pub fn scramble(&self, batch: Lanes<u32>) -> Lanes<u32> {
         let Some(rng) = &self.rng else { return batch };
         let next = || {

@@ -321,7 +321,8 @@ fn ctaid() -> u32 {
 }
 
 // The runtime's block-level state lives in dynamic shared memory, sized by the host:
-// [Runtime][WarpShared; warps per block][LaneCtx; threads per block] (see `scheduler::shared_bytes`).
+// [Runtime][WarpShared; warps per block][LaneCtx; threads per block][Scratch; threads per block]
+// (see `scheduler::shared_bytes`).
 global_asm!(".extern .shared .align 16 .b8 gtap_smem[];");
 
 #[inline(always)]
