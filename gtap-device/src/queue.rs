@@ -355,3 +355,259 @@ pub(crate) fn preset_positions(rt: &Runtime, shared: &WarpShared, warp: u32, at:
         rt.queue_meta(warp, q).head.store(at, Ordering::Relaxed);
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::atomic::AtomicU32 as StdAtomicU32;
+    use std::thread;
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::testing::{Launch, geometry, within};
+
+    /// Stages `ids` on queue `q` of `warp`, from lane 0, in order.
+    fn stage_on(warp: &Warp, q: u32, ids: core::ops::Range<u32>) {
+        warp.each(Warp::splat(()), |lane, ()| {
+            if lane == 0 {
+                for id in ids.clone() {
+                    stage(&arch::current_lane(), id, q);
+                }
+            }
+        });
+        warp.sync();
+    }
+
+    /// The ids at ring positions `from..from + n` of `warp`'s queue `q`.
+    fn ring_ids(rt: &Runtime, warp: u32, q: u32, from: u32, n: u32) -> Vec<u32> {
+        (0..n)
+            .map(|k| read(rt, warp, q, from.wrapping_add(k)))
+            .collect()
+    }
+
+    /// Ring positions that start at 0 and ones that start just below 2^32 (they wrap mid-test).
+    const STARTS: [u32; 3] = [0, u32::MAX - 4, u32::MAX];
+
+    #[test]
+    fn fold_keeps_the_first_32_and_publishes_the_rest() {
+        for at in STARTS {
+            let launch = Launch::leak(geometry(1, 64, 1));
+            let rt = launch.rt();
+            let warp = Warp::new(rt, 0, None);
+            preset_positions(rt, warp.shared(), 0, at);
+            stage_on(&warp, 0, 100..140);
+            // Before the fold nothing is published: staged ids are invisible to thieves.
+            assert_eq!(rt.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
+            let batch = fold(&warp, false);
+            assert_eq!((batch.len, batch.queue), (KEEP, 0));
+            let kept: Vec<u32> = batch.ids.to_vec();
+            assert_eq!(kept, (100..132).collect::<Vec<_>>(), "start {at}");
+            assert_eq!(rt.queue_meta(0, 0).count.load(Ordering::Relaxed), 8);
+            assert_eq!(warp.shared().tails[0].load(), at.wrapping_add(8));
+            assert_eq!(ring_ids(rt, 0, 0, at, 8), (132..140).collect::<Vec<_>>());
+            assert_eq!(warp.shared().staged[0].load(), 0, "the fold resets staging");
+            assert_eq!(launch.error(), None);
+        }
+    }
+
+    #[test]
+    fn fold_keeps_the_queue_that_received_most() {
+        let launch = Launch::leak(geometry(1, 64, 2));
+        let rt = launch.rt();
+        let warp = Warp::new(rt, 0, None);
+        stage_on(&warp, 0, 10..13);
+        stage_on(&warp, 1, 20..25);
+        let batch = fold(&warp, false);
+        assert_eq!((batch.len, batch.queue), (5, 1));
+        assert_eq!(batch.ids[..5], [20, 21, 22, 23, 24]);
+        assert!(batch.ids[5..].iter().all(|&id| id == NONE));
+        // The other queue's kept ids went to its ring, in staging order, and are published.
+        assert_eq!(rt.queue_meta(0, 0).count.load(Ordering::Relaxed), 3);
+        assert_eq!(ring_ids(rt, 0, 0, 0, 3), [10, 11, 12]);
+        assert_eq!(rt.queue_meta(0, 1).count.load(Ordering::Relaxed), 0);
+        assert_eq!(warp.shared().tails[1].load(), 0);
+    }
+
+    #[test]
+    fn fold_of_a_queue_past_keep_writes_kept_ids_behind_the_overflow() {
+        // Queue 0 receives 40 (kept: the most), queue 1 receives 35: its 32 kept ids follow
+        // the 3 that went straight to its ring.
+        let launch = Launch::leak(geometry(1, 128, 2));
+        let rt = launch.rt();
+        let warp = Warp::new(rt, 0, None);
+        stage_on(&warp, 0, 0..40);
+        stage_on(&warp, 1, 1000..1035);
+        let batch = fold(&warp, false);
+        assert_eq!((batch.len, batch.queue), (32, 0));
+        assert_eq!(rt.queue_meta(0, 1).count.load(Ordering::Relaxed), 35);
+        let mut expected: Vec<u32> = (1032..1035).collect();
+        expected.extend(1000..1032);
+        assert_eq!(ring_ids(rt, 0, 1, 0, 35), expected);
+    }
+
+    #[test]
+    fn an_empty_fold_hands_out_nothing() {
+        let launch = Launch::leak(geometry(1, 64, 2));
+        let warp = Warp::new(launch.rt(), 0, None);
+        let batch = fold(&warp, true);
+        assert_eq!(batch.len, 0);
+        assert!(batch.ids.iter().all(|&id| id == NONE));
+    }
+
+    #[test]
+    fn staging_past_capacity_is_a_queue_overflow() {
+        for at in STARTS {
+            // Capacity 32: 32 kept in shared memory plus 32 in the ring fit ...
+            let launch = Launch::leak(geometry(1, 32, 1));
+            let warp = Warp::new(launch.rt(), 0, None);
+            preset_positions(launch.rt(), warp.shared(), 0, at);
+            stage_on(&warp, 0, 0..64);
+            assert_eq!(launch.error(), None, "start {at}");
+            // ... one more does not.
+            let launch = Launch::leak(geometry(1, 32, 1));
+            let warp = Warp::new(launch.rt(), 0, None);
+            preset_positions(launch.rt(), warp.shared(), 0, at);
+            stage_on(&warp, 0, 0..65);
+            assert_eq!(launch.error(), Some(ErrorCode::QueueOverflow), "start {at}");
+            assert!(launch.rt().control().aborted());
+        }
+    }
+
+    #[test]
+    fn a_thief_frees_ring_space_for_the_owner() {
+        let launch = Launch::leak(geometry(2, 32, 1));
+        let rt = launch.rt();
+        let owner = Warp::new(rt, 0, None);
+        stage_on(&owner, 0, 0..64);
+        let _ = fold(&owner, false);
+        let mut rng = 5;
+        let [q, head, n, victim] = try_steal(rt, 1, &mut rng).expect("32 ids are published");
+        assert_eq!([q, head, n, victim], [0, 0, 32, 0]);
+        assert_eq!(ring_ids(rt, 0, 0, head, n), (32..64).collect::<Vec<_>>());
+        end_steal(rt, victim, q, head, n);
+        // The ring is empty again, so 32 more ids fit behind the fresh kept batch.
+        stage_on(&owner, 0, 100..164);
+        assert_eq!(launch.error(), None);
+        assert_eq!(ring_ids(rt, 0, 0, 32, 32), (132..164).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn owner_pops_newest_and_thief_steals_oldest() {
+        for at in STARTS {
+            let launch = Launch::leak(geometry(2, 128, 1));
+            let rt = launch.rt();
+            let owner = Warp::new(rt, 0, None);
+            preset_positions(rt, owner.shared(), 0, at);
+            stage_on(&owner, 0, 0..100);
+            let _ = fold(&owner, false);
+            let mut rng = 9;
+            // 68 published at positions at..at + 68 (ids 32..100).
+            let [q, tail, n] = pop_own(rt, owner.shared(), 0, &mut rng).expect("published");
+            assert_eq!([q, tail, n], [0, at.wrapping_add(36), 32]);
+            assert_eq!(ring_ids(rt, 0, 0, tail, n), (68..100).collect::<Vec<_>>());
+            let [q, head, n, victim] = try_steal(rt, 1, &mut rng).expect("36 left");
+            assert_eq!([q, head, n, victim], [0, at, 32, 0]);
+            assert_eq!(ring_ids(rt, 0, 0, head, n), (32..64).collect::<Vec<_>>());
+            // While the thief holds the lock, other thieves pass this queue by.
+            assert_eq!(try_steal(rt, 1, &mut rng), None);
+            end_steal(rt, victim, q, head, n);
+            assert_eq!(rt.queue_meta(0, 0).lock.load(Ordering::Relaxed), 0);
+            // The four in the middle: a top-up claims at most what it asks for.
+            assert_eq!(
+                pop_own_at(rt, owner.shared(), 0, 0, 3),
+                [at.wrapping_add(33), 3]
+            );
+            let [q, tail, n] = pop_own(rt, owner.shared(), 0, &mut rng).expect("one left");
+            assert_eq!([q, tail, n], [0, at.wrapping_add(32), 1]);
+            assert_eq!(read(rt, 0, 0, tail), 64);
+            assert_eq!(pop_own(rt, owner.shared(), 0, &mut rng), None);
+            assert_eq!(try_steal(rt, 1, &mut rng), None);
+            assert_eq!(pop_own_at(rt, owner.shared(), 0, 0, 32), [0, 0]);
+            assert_eq!(rt.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
+        }
+    }
+
+    #[test]
+    fn a_warp_never_steals_from_itself() {
+        let launch = Launch::leak(geometry(1, 64, 1));
+        let warp = Warp::new(launch.rt(), 0, None);
+        stage_on(&warp, 0, 0..40);
+        let _ = fold(&warp, false);
+        assert_eq!(try_steal(launch.rt(), 0, &mut 3), None);
+        assert_eq!(
+            launch.rt().queue_meta(0, 0).count.load(Ordering::Relaxed),
+            8
+        );
+    }
+
+    #[test]
+    fn pick_takes_the_fullest_queue() {
+        let launch = Launch::leak(geometry(1, 66, 3));
+        let rt = launch.rt();
+        for (q, c) in [(0, 2), (1, 7), (2, 5)] {
+            rt.queue_meta(0, q).count.store(c, Ordering::Relaxed);
+        }
+        assert_eq!(pick(rt, 0, &mut 1), (1, 7));
+    }
+
+    /// The owner pops while two thieves steal, all on their own threads: every published id is
+    /// claimed exactly once.
+    #[test]
+    fn concurrent_pops_and_steals_claim_each_id_once() {
+        const IDS: u32 = 4000;
+        const KEPT: u32 = KEEP;
+        let launch = Launch::leak(geometry(3, 4096, 1));
+        let claimed: &'static StdAtomicU32 = std::boxed::Box::leak(std::boxed::Box::default());
+        let published = IDS - KEPT;
+        let ids = within(20, move || {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let owner_tx = tx.clone();
+            let owner = thread::spawn(move || {
+                let rt = launch.rt();
+                let warp = Warp::new(rt, 0, None);
+                let at = u32::MAX - 1000;
+                preset_positions(rt, warp.shared(), 0, at);
+                stage_on(&warp, 0, 0..IDS);
+                let _ = fold(&warp, false);
+                let mut rng = 11;
+                while claimed.load(Ordering::Relaxed) < published {
+                    if let Some([q, tail, n]) = pop_own(rt, warp.shared(), 0, &mut rng) {
+                        let got = ring_ids(rt, 0, q, tail, n);
+                        claimed.fetch_add(n, Ordering::Relaxed);
+                        owner_tx.send(got).expect("receiver alive");
+                        thread::yield_now();
+                    }
+                }
+            });
+            let thieves: Vec<_> = (1..3)
+                .map(|me| {
+                    let tx = tx.clone();
+                    thread::spawn(move || {
+                        let rt = launch.rt();
+                        let mut rng = 17 + me as u64;
+                        while claimed.load(Ordering::Relaxed) < published {
+                            if let Some([q, head, n, v]) = try_steal(rt, me, &mut rng) {
+                                let got = ring_ids(rt, v, q, head, n);
+                                end_steal(rt, v, q, head, n);
+                                claimed.fetch_add(n, Ordering::Relaxed);
+                                tx.send(got).expect("receiver alive");
+                            }
+                        }
+                    })
+                })
+                .collect();
+            drop(tx);
+            owner.join().expect("owner");
+            for t in thieves {
+                t.join().expect("thief");
+            }
+            rx.iter().flatten().collect::<Vec<u32>>()
+        });
+        let mut ids = ids;
+        ids.sort_unstable();
+        assert_eq!(ids, (KEPT..IDS).collect::<Vec<_>>());
+        assert_eq!(
+            launch.rt().queue_meta(0, 0).count.load(Ordering::Relaxed),
+            0
+        );
+    }
+}
