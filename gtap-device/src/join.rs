@@ -137,3 +137,150 @@ pub(crate) fn complete(warp: &Warp, done: Lanes<Done>) {
         notify = Ordering::AcqRel;
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::launch::Runtime;
+    use crate::testing::{Launch, geometry};
+
+    /// The warp that runs the joins; the tasks belong to warp [`OWNER`], so each free goes
+    /// through its ring and can be read back.
+    const RUNNER: u32 = 0;
+    const OWNER: u32 = 1;
+
+    /// Sets up the header of task `id` as a suspended (or, with `state`, completing) task.
+    fn set_header(rt: &Runtime, id: u32, parent: u32, pending: u32, resume: u16, state: u32) {
+        let h = rt.header(id);
+        // SAFETY: the slot of `id` lies in the launch's region and no task runs in it; only
+        // plain fields are written (the poll pointer is never read by `complete`).
+        unsafe {
+            (*h).parent = parent;
+            (*h).pending.store(pending, Ordering::Relaxed);
+            (*h).resume_queue = resume;
+            (*h).state = state;
+        }
+    }
+
+    fn pending(rt: &Runtime, id: u32) -> u32 {
+        // SAFETY: as in `set_header`.
+        unsafe { (*rt.header(id)).pending.load(Ordering::Relaxed) }
+    }
+
+    /// `done` on the given lanes, nothing elsewhere.
+    fn lanes(done: &[(usize, u32, u32)]) -> Lanes<Done> {
+        let mut out = Warp::splat(Done::NOTHING);
+        for &(lane, task, parent) in done {
+            out[lane] = Done { task, parent };
+        }
+        out
+    }
+
+    /// The ids the owner's free-id ring holds, in the order they were freed.
+    fn freed_ids(owner: &Warp, n: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        owner.each(Warp::splat(()), |lane, ()| {
+            if lane == 0 {
+                out.extend((0..n).map(|_| pool::alloc(&arch::current_lane())));
+            }
+        });
+        out.into_iter().map(|id| id.expect("a freed id")).collect()
+    }
+
+    /// A launch with the owner's free-id ring started just below 2^32, and its two warps.
+    fn setup() -> (&'static Launch, Warp, Warp) {
+        let launch = Launch::leak(geometry(2, 64, 2));
+        let rt = launch.rt();
+        let (runner, owner) = (Warp::new(rt, RUNNER, None), Warp::new(rt, OWNER, None));
+        pool::preset_ring(rt, &owner.shared().pool, OWNER, u32::MAX - 1);
+        (launch, runner, owner)
+    }
+
+    #[test]
+    fn the_last_child_stages_the_parents_continuation() {
+        let (launch, runner, owner) = setup();
+        let rt = launch.rt();
+        let [p, c1, c2, c3] = [0, 1, 2, 3].map(|i| rt.task_id(OWNER, i));
+        set_header(rt, p, NONE, 3, 1, 0);
+        complete(&runner, lanes(&[(0, c1, p), (7, c2, p)]));
+        assert_eq!(pending(rt, p), 1);
+        assert!(!runner.shared().has_staged(2), "one child is still running");
+        complete(&runner, lanes(&[(3, c3, p)]));
+        assert_eq!(pending(rt, p), 0);
+        let shared = runner.shared();
+        assert_eq!([shared.staged[0].load(), shared.staged[1].load()], [0, 1]);
+        assert_eq!(
+            shared.keep[1][0].load(),
+            p,
+            "staged on the wait's resume queue"
+        );
+        assert_eq!(
+            rt.pool_meta(OWNER).frees.load(Ordering::Relaxed),
+            (u32::MAX - 1).wrapping_add(3),
+            "the ring position crossed 2^32"
+        );
+        assert_eq!(freed_ids(&owner, 3), [c1, c2, c3]);
+        assert!(!rt.control().finished());
+    }
+
+    #[test]
+    fn a_completing_parent_finishes_and_notifies_its_own_parent() {
+        let (launch, runner, owner) = setup();
+        let rt = launch.rt();
+        let [g, p, c1, c2] = [0, 1, 2, 3].map(|i| rt.task_id(OWNER, i));
+        set_header(rt, g, NONE, 1, 0, 0);
+        set_header(rt, p, g, 2, 1, COMPLETING);
+        complete(&runner, lanes(&[(4, c1, p), (9, c2, p)]));
+        assert_eq!([pending(rt, p), pending(rt, g)], [0, 0]);
+        let shared = runner.shared();
+        assert_eq!([shared.staged[0].load(), shared.staged[1].load()], [1, 0]);
+        assert_eq!(shared.keep[0][0].load(), g);
+        assert_eq!(
+            freed_ids(&owner, 3),
+            [c1, c2, p],
+            "the parent is freed after its children"
+        );
+    }
+
+    #[test]
+    fn a_completing_parent_with_children_left_waits() {
+        let (launch, runner, _owner) = setup();
+        let rt = launch.rt();
+        let [g, p, c1] = [0, 1, 2].map(|i| rt.task_id(OWNER, i));
+        set_header(rt, g, NONE, 1, 0, 0);
+        set_header(rt, p, g, 2, 0, COMPLETING);
+        complete(&runner, lanes(&[(0, c1, p)]));
+        assert_eq!([pending(rt, p), pending(rt, g)], [1, 1]);
+        assert!(!runner.shared().has_staged(2));
+        assert_eq!(
+            rt.pool_meta(OWNER).frees.load(Ordering::Relaxed),
+            u32::MAX,
+            "only the child was freed"
+        );
+    }
+
+    #[test]
+    fn the_root_finishing_ends_the_launch() {
+        let (launch, runner, owner) = setup();
+        let rt = launch.rt();
+        let root = rt.task_id(OWNER, 0);
+        complete(&runner, lanes(&[(2, root, NONE)]));
+        assert!(rt.control().finished());
+        assert!(!rt.control().aborted());
+        assert_eq!(freed_ids(&owner, 1), [root]);
+    }
+
+    #[test]
+    fn a_completing_root_finishes_through_the_cascade() {
+        let (launch, runner, owner) = setup();
+        let rt = launch.rt();
+        let [root, c] = [0, 1].map(|i| rt.task_id(OWNER, i));
+        set_header(rt, root, NONE, 1, 0, COMPLETING);
+        complete(&runner, lanes(&[(31, c, root)]));
+        assert!(rt.control().finished());
+        assert!(!runner.shared().has_staged(2));
+        assert_eq!(freed_ids(&owner, 2), [c, root]);
+    }
+}

@@ -95,6 +95,11 @@ impl Control {
     pub(crate) fn aborted(&self) -> bool {
         self.state() == ABORTED
     }
+    /// Test only: whether the root task finished the launch.
+    #[cfg(test)]
+    pub(crate) fn finished(&self) -> bool {
+        self.state() == FINISHED
+    }
 }
 
 /// A warp's scheduling state shared by its lanes (shared memory on the GPU).
