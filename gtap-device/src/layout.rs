@@ -222,3 +222,175 @@ pub const OPT_RANDOM_QUEUE: u32 = 1;
 
 // The error record is written by the device and read by the host; keep its size stable.
 const _: () = assert!(core::mem::size_of::<ErrorRecord>() == 368);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: Geometry = Geometry {
+        blocks: 2,
+        warps_per_block: 4,
+        slots_per_warp: 96,
+        num_queues: 3,
+        slot_bytes: 64,
+    };
+
+    fn with(change: impl FnOnce(&mut Geometry)) -> Result<(), GeometryError> {
+        let mut g = OK;
+        change(&mut g);
+        g.check()
+    }
+
+    #[test]
+    fn every_count_must_be_positive() {
+        assert_eq!(OK.check(), Ok(()));
+        assert_eq!(with(|g| g.blocks = 0), Err(GeometryError::Zero("blocks")));
+        assert_eq!(
+            with(|g| g.warps_per_block = 0),
+            Err(GeometryError::Zero("warps_per_block"))
+        );
+        assert_eq!(
+            with(|g| g.slots_per_warp = 0),
+            Err(GeometryError::Zero("slots_per_warp"))
+        );
+        assert_eq!(
+            with(|g| g.num_queues = 0),
+            Err(GeometryError::Zero("num_queues"))
+        );
+    }
+
+    #[test]
+    fn queues_and_slots_must_fit_together() {
+        assert_eq!(
+            with(|g| {
+                g.num_queues = MAX_QUEUES as u32;
+                g.slots_per_warp = 16 * 8;
+            }),
+            Ok(())
+        );
+        assert_eq!(
+            with(|g| {
+                g.num_queues = MAX_QUEUES as u32 + 1;
+                g.slots_per_warp = 17 * 8;
+            }),
+            Err(GeometryError::TooManyQueues)
+        );
+        assert_eq!(
+            with(|g| g.slots_per_warp = 97),
+            Err(GeometryError::SlotsNotDivisible)
+        );
+    }
+
+    #[test]
+    fn slots_hold_a_header_and_a_payload_in_16_byte_units() {
+        assert_eq!(
+            with(|g| g.slot_bytes = 40),
+            Err(GeometryError::BadSlotBytes)
+        );
+        assert_eq!(
+            with(|g| g.slot_bytes = HEADER_BYTES as u32),
+            Err(GeometryError::BadSlotBytes)
+        );
+        assert_eq!(with(|g| g.slot_bytes = HEADER_BYTES as u32 + 16), Ok(()));
+        assert_eq!(OK.payload_bytes(), 64 - HEADER_BYTES as u32);
+    }
+
+    #[test]
+    fn task_ids_and_offsets_must_fit_their_counters() {
+        // 2^17 warps of 2^14 slots: ids up to 2^31 fit in a u32 with NONE left over ...
+        let wide = |slots_per_warp| Geometry {
+            blocks: 1 << 15,
+            warps_per_block: 4,
+            slots_per_warp,
+            num_queues: 1,
+            slot_bytes: 48,
+        };
+        assert_eq!(wide(1 << 14).check(), Ok(()));
+        // ... 2^15 slots would make ids reach 2^32.
+        assert_eq!(wide(1 << 15).check(), Err(GeometryError::TooLarge));
+        // Slots totalling 2^46 bytes or more do not fit the offsets.
+        let big = Geometry {
+            blocks: 1 << 10,
+            warps_per_block: 1 << 5,
+            slots_per_warp: 1 << 12,
+            num_queues: 1,
+            slot_bytes: 1 << 19,
+        };
+        assert_eq!(big.check(), Err(GeometryError::TooLarge));
+        assert_eq!(
+            Geometry {
+                slot_bytes: (1 << 19) - 16,
+                ..big
+            }
+            .check(),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn derived_sizes() {
+        assert_eq!(OK.warps(), 8);
+        assert_eq!(OK.queue_capacity(), 32);
+        assert_eq!(OK.ring_entries(), 32);
+        // 96 slots: ids need 7 bits.
+        assert_eq!(OK.id_shift(), 7);
+        let g = Geometry {
+            slots_per_warp: 99,
+            ..OK
+        };
+        assert_eq!(
+            (g.queue_capacity(), g.ring_entries(), g.id_shift()),
+            (33, 64, 7)
+        );
+        let g = Geometry {
+            slots_per_warp: 3,
+            ..OK
+        };
+        assert_eq!(
+            (g.queue_capacity(), g.ring_entries(), g.id_shift()),
+            (1, 1, 2)
+        );
+    }
+
+    #[test]
+    fn an_invalid_geometry_has_no_layout() {
+        let g = Geometry {
+            num_queues: 0,
+            ..OK
+        };
+        assert_eq!(Layout::new(g), Err(GeometryError::Zero("num_queues")));
+    }
+
+    #[test]
+    fn regions_are_aligned_ordered_and_large_enough() {
+        let l = Layout::new(OK).expect("valid");
+        let warps = 8u64;
+        let queues = warps * 3;
+        // (start, bytes) in address order.
+        let regions = [
+            (l.control, core::mem::size_of::<Control>() as u64),
+            (l.root_result, ROOT_RESULT_BYTES as u64),
+            (l.queue_meta, queues * 128),
+            (l.pool_meta, warps * 128),
+            (l.stats, warps * core::mem::size_of::<WarpStats>() as u64),
+            (l.pool_cells, (warps << 7) * 8),
+            (l.rings, queues * 32 * 4),
+            (l.slots, warps * 96 * 64),
+        ];
+        assert_eq!(l.control, 0);
+        for (i, &(start, bytes)) in regions.iter().enumerate() {
+            assert_eq!(start % REGION_ALIGN as u64, 0, "region {i} is aligned");
+            let end = regions.get(i + 1).map_or(l.bytes, |r| r.0);
+            assert!(start + bytes <= end, "region {i} overlaps the next");
+        }
+        assert_eq!(l.bytes % REGION_ALIGN as u64, 0);
+        assert_eq!(core::mem::size_of::<QueueMeta>(), 128);
+        assert_eq!(core::mem::size_of::<PoolMeta>(), 128);
+        assert_eq!(core::mem::size_of::<PoolCell>(), 8);
+        // What must be zeroed before a launch: everything up to the free-id cells, then the
+        // cells; rings and slots are not reset.
+        assert_eq!(l.reset_range(), l.control..l.pool_cells);
+        assert_eq!(l.cells_range(), l.pool_cells..l.rings);
+        assert!(l.cells_range().end <= l.rings && l.rings < l.slots);
+    }
+}
