@@ -542,6 +542,113 @@ mod tests {
         assert!(abort_unsticks(launch, handle) <= 0);
     }
 
+    /// Ids `from..to` of warp `w`, newest first: the order a full stash hands them out.
+    fn ids_down(rt: &Runtime, w: u32, from: u32, to: u32) -> Vec<u32> {
+        (from..to).rev().map(|i| rt.task_id(w, i)).collect()
+    }
+
+    fn some(ids: Vec<Option<u32>>) -> Vec<u32> {
+        ids.into_iter().map(|id| id.expect("an id")).collect()
+    }
+
+    #[test]
+    fn restock_fills_the_stash_with_fresh_ids() {
+        let launch = Launch::leak(geometry(2, 128, 1));
+        let rt = launch.rt();
+        let owner = Warp::new(rt, 0, None);
+        let local = &owner.shared().pool;
+        restock(&owner);
+        assert_eq!((local.ready_len.load(), local.fresh.load()), (STASH, STASH));
+        assert_eq!(some(alloc_on(&owner, 3)), ids_down(rt, 0, 61, 64));
+        assert_eq!((handed(local), live(rt, local, 0)), (3, 3));
+        // Roomy means fewer than half the slots drawn fresh: 64 of 128 is not.
+        assert!(!roomy(rt, local));
+        let wide = Launch::leak(geometry(2, 130, 1));
+        let warp = Warp::new(wide.rt(), 0, None);
+        restock(&warp);
+        assert!(roomy(wide.rt(), &warp.shared().pool), "64 of 130");
+    }
+
+    #[test]
+    fn own_frees_come_back_through_the_stash() {
+        let launch = Launch::leak(geometry(2, 128, 1));
+        let rt = launch.rt();
+        let owner = Warp::new(rt, 0, None);
+        let local = &owner.shared().pool;
+        restock(&owner);
+        let ids = some(alloc_on(&owner, 3));
+        free_on(&owner, &ids);
+        assert_eq!(local.freed_len.load(), 3);
+        restock(&owner);
+        assert_eq!(local.ready_len.load(), STASH);
+        assert_eq!(local.kept.load(), 3);
+        assert_eq!(local.freed_len.load(), 0);
+        assert_eq!(
+            rt.pool_meta(0).frees.load(Ordering::Relaxed),
+            0,
+            "no ring traffic"
+        );
+        assert_eq!(live(rt, local, 0), 0);
+        // The stash hands back the last id it took in.
+        assert_eq!(some(alloc_on(&owner, 1)), [ids[2]]);
+    }
+
+    #[test]
+    fn restock_spills_own_frees_that_do_not_fit_into_the_ring() {
+        let at = u32::MAX - 10;
+        let launch = Launch::leak(geometry(2, 128, 1));
+        let rt = launch.rt();
+        let owner = Warp::new(rt, 0, None);
+        let local = &owner.shared().pool;
+        preset_ring(rt, local, 0, at);
+        restock(&owner);
+        let first = some(alloc_on(&owner, 64));
+        assert_eq!(first, ids_down(rt, 0, 0, 64));
+        restock(&owner);
+        assert_eq!(local.fresh.load(), 128, "every fresh id is out");
+        // A full stash: the 64 ids freed now cannot move into it.
+        free_on(&owner, &first);
+        restock(&owner);
+        assert_eq!(local.ready_len.load(), STASH);
+        assert_eq!(
+            rt.pool_meta(0).frees.load(Ordering::Relaxed),
+            at.wrapping_add(64),
+            "spilled into the ring across 2^32"
+        );
+        assert_eq!(some(alloc_on(&owner, 64)), ids_down(rt, 0, 64, 128));
+        // The stash is empty: allocations take the spilled ids from the ring.
+        let mut again = some(alloc_on(&owner, 64));
+        again.sort_unstable();
+        let mut first = first;
+        first.sort_unstable();
+        assert_eq!(again, first);
+        assert_eq!(local.taken.load(), at.wrapping_add(64));
+    }
+
+    #[test]
+    fn restock_takes_from_the_ring_only_when_the_stash_runs_low() {
+        let launch = Launch::leak(geometry(2, 128, 1));
+        let rt = launch.rt();
+        let (owner, other) = (Warp::new(rt, 0, None), Warp::new(rt, 1, None));
+        let local = &owner.shared().pool;
+        restock(&owner);
+        let ids = some(alloc_on(&owner, 10));
+        free_on(&other, &ids);
+        // 54 ready, at least half the stash: the ring is not read.
+        restock(&owner);
+        assert_eq!((local.taken.load(), local.ready_len.load()), (0, 54));
+        assert_eq!(rt.pool_meta(0).frees.load(Ordering::Relaxed), 10);
+        // 24 ready, below half: the ten freed elsewhere come in, then fresh ids.
+        let _ = alloc_on(&owner, 30);
+        restock(&owner);
+        assert_eq!((local.taken.load(), local.ready_len.load()), (10, STASH));
+        assert_eq!(local.fresh.load(), 94);
+        let mut expected = ids_down(rt, 0, 64, 94);
+        expected.extend(ids.iter().rev());
+        expected.extend(ids_down(rt, 0, 0, 24));
+        assert_eq!(some(alloc_on(&owner, 64)), expected);
+    }
+
     #[test]
     fn positions_compare_by_distance() {
         assert!(after(1, 0));
