@@ -459,9 +459,80 @@ const _: () = assert!(WARP_SIZE == 32);
 mod tests {
     use core::sync::atomic::Ordering;
 
+    use std::vec::Vec;
+
+    use super::{STOP_CHECK_STEPS, Step, Worker};
+    use crate::arch::Warp;
     use crate::pool;
     use crate::queue;
-    use crate::testing::{Launch, fib, geometry, run_fib, within};
+    use crate::testing::{Fib, Launch, fib, geometry, root_fib, run_fib, within};
+
+    #[test]
+    fn an_idle_warp_waits_until_the_launch_stops() {
+        let launch = Launch::leak(geometry(2, 64, 2));
+        let rt = launch.rt();
+        let warp = Warp::new(rt, 1, None);
+        let mut worker = Worker::new(&warp);
+        // Nothing published anywhere, but the root has not finished: keep looking.
+        assert_eq!(worker.step::<Fib>(), Step::Idle);
+        assert_eq!(worker.step::<Fib>(), Step::Idle);
+        rt.control().finish();
+        assert_eq!(worker.step::<Fib>(), Step::Stopped);
+        // An abort after the finish does not turn it into a failure.
+        rt.control().abort();
+        assert!(rt.control().aborted());
+        assert!(!rt.control().finished());
+    }
+
+    #[test]
+    fn a_busy_warp_sees_an_abort_within_stop_check_steps() {
+        within(20, || {
+            let launch = Launch::leak(geometry(1, 4096, 2));
+            let warp = Warp::new(launch.rt(), 0, None);
+            let mut worker = Worker::new(&warp);
+            worker.start_root(|w| root_fib(w, 24));
+            for _ in 0..5 {
+                assert_eq!(worker.step::<Fib>(), Step::Worked);
+            }
+            launch.rt().control().abort();
+            let mut steps = 1;
+            while worker.step::<Fib>() != Step::Stopped {
+                steps += 1;
+            }
+            assert!(
+                steps <= STOP_CHECK_STEPS,
+                "stopped {steps} steps after the abort"
+            );
+        });
+    }
+
+    #[test]
+    fn a_finished_launch_has_every_slot_back_and_every_queue_empty() {
+        for seed in [1u64, 2, 3] {
+            let launch = Launch::leak(geometry(3, 2048, 2));
+            // Per warp: (tasks live, published ids per queue, what a further step does).
+            let (result, ends) = within(20, move || {
+                let (result, warps) = run_fib(launch, 16, seed, |_| {});
+                let rt = launch.rt();
+                let ends: Vec<_> = warps
+                    .iter()
+                    .map(|w| {
+                        let counts =
+                            [0, 1].map(|q| rt.queue_meta(w.id(), q).count.load(Ordering::Relaxed));
+                        let live = pool::live(rt, &w.shared().pool, w.id());
+                        (live, counts, Worker::new(w).step::<Fib>())
+                    })
+                    .collect();
+                (result, ends)
+            });
+            assert_eq!(result, Ok(fib(16)), "seed {seed}");
+            let rt = launch.rt();
+            assert!(rt.control().finished() && !rt.control().aborted());
+            for (w, end) in ends.iter().enumerate() {
+                assert_eq!(*end, (0, [0, 0], Step::Stopped), "warp {w}, seed {seed}");
+            }
+        }
+    }
 
     /// A whole computation with every free-running position (queue tails and heads, free-id
     /// rings) started just below 2^32, so that it wraps mid-run on the CPU executor.
