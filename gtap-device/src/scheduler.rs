@@ -96,7 +96,7 @@ impl Control {
         self.state() == ABORTED
     }
     /// Test only: whether the root task finished the launch.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn finished(&self) -> bool {
         self.state() == FINISHED
     }
