@@ -294,3 +294,124 @@ pub struct HostRecord {
 #[cfg(not(target_arch = "nvptx64"))]
 #[linkme::distributed_slice]
 pub static TASK_RECORDS: [HostRecord];
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use core::sync::atomic::Ordering;
+
+    use super::*;
+    use crate::launch::Runtime;
+    use crate::record::{HEADER_BYTES, Header};
+    use crate::scheduler::{Step, Worker};
+    use crate::testing::{Fib, Launch, geometry, root_fib, within};
+
+    const SITE: &Site = &Site {
+        function: "test",
+        file: file!(),
+        line: line!(),
+    };
+
+    /// The header of task `id`.
+    fn header(rt: &Runtime, id: u32) -> &Header {
+        // SAFETY: the slot lies in the launch's region; the tests read it between steps, when
+        // no lane runs the task.
+        unsafe { &*rt.header(id) }
+    }
+
+    #[test]
+    fn one_poll_spawns_children_and_suspends_at_the_wait() {
+        let launch = Launch::leak(geometry(1, 64, 2));
+        let rt = launch.rt();
+        let warp = Warp::new(rt, 0, None);
+        let mut worker = Worker::new(&warp);
+        worker.start_root(|w| root_fib(w, 5));
+        let root = rt.task_id(0, 0);
+        let h = header(rt, root);
+        assert_eq!(
+            (h.parent, h.queue, h.pending.load(Ordering::Relaxed)),
+            (NONE, 0, 0)
+        );
+        assert_eq!(h.dst, rt.root_result, "the root writes to the result area");
+        assert_eq!(worker.step::<Fib>(), Step::Worked);
+        // Fib(5) spawned Fib(4) on queue 0 and Fib(3) on queue 1, then waits for both and
+        // resumes on its own queue.
+        assert_eq!(h.pending.load(Ordering::Relaxed), 2);
+        assert_eq!(h.resume_queue, 0);
+        // One child per queue: the fold keeps queue 0's and publishes queue 1's.
+        assert_eq!(rt.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
+        assert_eq!(rt.queue_meta(0, 1).count.load(Ordering::Relaxed), 1);
+        let b = queue::read(rt, 0, 1, 0);
+        assert_ne!(b, root);
+        let hb = header(rt, b);
+        assert_eq!((hb.parent, hb.queue, hb.state), (root, 1, 0));
+        assert_eq!(launch.error(), None);
+    }
+
+    /// Spawns `Fib(3)` on the queue given as its argument and waits for it.
+    struct SpawnOn;
+
+    impl TaskFunction for SpawnOn {
+        type Args = (i128,);
+        type Output = u64;
+        const INFO: TaskInfo = TaskInfo {
+            name: "spawn_on",
+            file: file!(),
+            line: line!(),
+        };
+        async fn start((q,): (i128,)) -> u64 {
+            let mut a = 0u64;
+            spawn::<Fib>(SITE, Some(q), &raw mut a, (3,));
+            prepare_wait(SITE, None);
+            Suspend.await;
+            a
+        }
+    }
+
+    #[test]
+    fn a_queue_outside_the_geometry_is_a_device_error() {
+        for q in [2i128, -1, i128::MAX] {
+            let code = within(10, move || {
+                let launch = Launch::leak(geometry(1, 64, 2));
+                let warp = Warp::new(launch.rt(), 0, None);
+                let mut worker = Worker::new(&warp);
+                worker.start_root(|w| create_root::<SpawnOn>(w, SITE, (q,)));
+                while worker.step::<SpawnOn>() != Step::Stopped {}
+                (launch.error(), launch.rt().control().aborted())
+            });
+            assert_eq!(code, (Some(ErrorCode::InvalidQueue), true), "queue {q}");
+        }
+    }
+
+    #[test]
+    fn a_queue_inside_the_geometry_runs() {
+        let launch = Launch::leak(geometry(1, 64, 2));
+        let result = within(10, move || {
+            let warp = Warp::new(launch.rt(), 0, None);
+            let mut worker = Worker::new(&warp);
+            worker.start_root(|w| create_root::<SpawnOn>(w, SITE, (1,)));
+            while worker.step::<SpawnOn>() != Step::Stopped {}
+            launch.fib_result()
+        });
+        assert_eq!(result, Ok(2), "Fib(3) through queue 1");
+    }
+
+    #[test]
+    fn records_are_the_header_plus_the_future() {
+        #[repr(align(32))]
+        struct Wide;
+        assert_eq!(record::record_bytes::<u64>(), Some(HEADER_BYTES + 8));
+        assert_eq!(
+            record::record_bytes::<[u8; 100]>(),
+            Some(HEADER_BYTES + 100)
+        );
+        assert_eq!(
+            record::record_bytes::<Wide>(),
+            None,
+            "aligned beyond 16 bytes"
+        );
+        assert_eq!(
+            record_bytes_u32::<SpawnOn>() as usize,
+            record_bytes_of::<SpawnOn>().unwrap()
+        );
+    }
+}
