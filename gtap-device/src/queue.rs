@@ -161,18 +161,32 @@ pub(crate) fn pop_own(
         if c == 0 {
             return None;
         }
-        let n = c.min(WARP_SIZE);
-        if rt
-            .queue_meta(me, q)
-            .count
-            .compare_exchange(c, c - n, Ordering::AcqRel)
-            .is_ok()
-        {
-            let tail = shared.tails[q as usize].load().wrapping_sub(n);
-            shared.tails[q as usize].store(tail);
+        if let Some([tail, n]) = claim_newest(rt, shared, me, q, c, WARP_SIZE) {
             return Some([q, tail, n]);
         }
     }
+}
+
+/// Leader: one attempt to claim up to `max` of the newest ids of the warp's own queue `q`,
+/// which held `seen` published ids when last read. On success the warp's tail moves back over
+/// them; returns `[first position, count]`. `None`: a thief claimed meanwhile, read again.
+#[inline]
+fn claim_newest(
+    rt: &Runtime,
+    shared: &WarpShared,
+    me: u32,
+    q: u32,
+    seen: u32,
+    max: u32,
+) -> Option<[u32; 2]> {
+    let n = seen.min(max);
+    rt.queue_meta(me, q)
+        .count
+        .compare_exchange(seen, seen - n, Ordering::AcqRel)
+        .ok()?;
+    let tail = shared.tails[q as usize].load().wrapping_sub(n);
+    shared.tails[q as usize].store(tail);
+    Some([tail, n])
 }
 
 /// Leader: claims up to `max` of the newest published ids of the calling warp's own queue `q`,
@@ -184,21 +198,13 @@ pub(crate) fn pop_own_at(rt: &Runtime, shared: &WarpShared, me: u32, q: u32, max
     if shared.tails[q as usize].load() == shared.heads[q as usize].load() {
         return [0, 0];
     }
-    let meta = rt.queue_meta(me, q);
     loop {
-        let c = meta.count.load(Ordering::Relaxed);
+        let c = rt.queue_meta(me, q).count.load(Ordering::Relaxed);
         if c == 0 {
             return [0, 0];
         }
-        let n = c.min(max);
-        if meta
-            .count
-            .compare_exchange(c, c - n, Ordering::AcqRel)
-            .is_ok()
-        {
-            let tail = shared.tails[q as usize].load().wrapping_sub(n);
-            shared.tails[q as usize].store(tail);
-            return [tail, n];
+        if let Some(claimed) = claim_newest(rt, shared, me, q, c, max) {
+            return claimed;
         }
     }
 }
