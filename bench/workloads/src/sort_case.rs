@@ -3,7 +3,6 @@
 
 use std::format;
 use std::string::{String, ToString};
-use std::time::Instant;
 use std::vec::Vec;
 
 use gtap::SliceMut;
@@ -11,7 +10,7 @@ use gtap_host::{Launch, Runtime};
 use rayon::slice::ParallelSliceMut;
 
 use crate::gen_vector::gen_vector;
-use crate::measure::Sample;
+use crate::measure::{Sample, cpu_sample, gpu_sample};
 
 /// Task memory for sorting `n` values: GTaP's runtimes for these sorts reserve 5-30 GiB; the
 /// pools here scale with the input (160 bytes per value), between 256 MiB and 16 GiB.
@@ -47,44 +46,33 @@ impl SortCase {
         self.input.is_empty()
     }
 
-    /// Compares a whole output with the reference: (matches, a remark naming the mismatches).
-    pub fn check(&self, out: &[i32]) -> (bool, String) {
+    /// Compares a whole output with the reference; the error names the mismatches.
+    pub fn verdict(&self, out: &[i32]) -> Result<(), String> {
         if out.len() != self.sorted.len() {
-            return (
-                false,
-                format!(
-                    "output has {} values, expected {}",
-                    out.len(),
-                    self.sorted.len()
-                ),
-            );
+            return Err(format!(
+                "output has {} values, expected {}",
+                out.len(),
+                self.sorted.len()
+            ));
         }
-        let bad = out.iter().zip(&self.sorted).filter(|(a, b)| a != b).count();
-        if bad == 0 {
-            (true, String::new())
-        } else {
-            (
-                false,
-                format!("{bad} values differ from the sorted reference"),
-            )
+        match out.iter().zip(&self.sorted).filter(|(a, b)| a != b).count() {
+            0 => Ok(()),
+            bad => Err(format!("{bad} values differ from the sorted reference")),
         }
     }
 
     /// Runs `sort(data, tmp)` on a fresh copy of the input (copied outside the timing) and
     /// checks the result.
-    pub fn time_host(&self, sort: impl FnOnce(&mut [i32], &mut [i32])) -> Sample {
+    pub fn time_host(&self, sort: impl FnOnce(&mut [i32], &mut [i32])) -> Result<Sample, String> {
         let mut data = self.input.clone();
         let mut tmp = std::vec![0; data.len()];
-        let start = Instant::now();
-        sort(&mut data, &mut tmp);
-        let ms = start.elapsed().as_secs_f64() * 1e3;
-        let (verified, note) = self.check(&data);
-        Sample {
-            ms,
-            launch_ms: ms,
-            verified,
-            note,
-        }
+        cpu_sample(
+            move || {
+                sort(&mut data, &mut tmp);
+                data
+            },
+            |data| self.verdict(&data),
+        )
     }
 
     /// Uploads the input and a scratch buffer of the same length (outside the kernel's timing),
@@ -99,18 +87,7 @@ impl SortCase {
         let mut tmp = rt.alloc_filled(self.len(), 0i32).map_err(err)?;
         let run = launch(rt, data.slice_mut(), tmp.slice_mut()).map_err(err)?;
         let out = rt.download(&data).map_err(err)?;
-        let (verified, note) = self.check(&out);
-        let stats = &run.stats;
-        Ok(Sample {
-            ms: stats.kernel_ms,
-            launch_ms: stats.launch_ms,
-            verified,
-            note: if verified {
-                format!("{} tasks, {} steals", stats.tasks_spawned, stats.steals)
-            } else {
-                note
-            },
-        })
+        gpu_sample(&run, self.verdict(&out))
     }
 }
 

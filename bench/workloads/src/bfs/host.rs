@@ -6,7 +6,6 @@ use std::collections::VecDeque;
 use std::format;
 use std::string::{String, ToString};
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
-use std::time::Instant;
 use std::vec;
 use std::vec::Vec;
 
@@ -14,7 +13,7 @@ use gtap_host::Buffer;
 
 use super::graph::{Graph, grid, rmat};
 use super::{INF, SPLIT, bfs_kernel};
-use crate::measure::{Sample, Workload};
+use crate::measure::{Sample, Workload, cpu_sample, gpu_sample};
 use crate::resident::Resident;
 
 /// Asynchronous BFS from vertex 0 of a graph, checked vertex by vertex against a queue BFS.
@@ -53,33 +52,28 @@ impl Bfs {
         }
     }
 
-    fn check(&self, depth: &[i32], ms: f64, launch_ms: f64, note: String) -> Sample {
+    /// Whether `depth` equals the queue BFS's depths.
+    fn verdict(&self, depth: &[i32]) -> Result<(), String> {
         let bad = depth
             .iter()
             .zip(&self.reference)
             .filter(|(a, b)| a != b)
             .count();
-        let verified = bad == 0 && depth.len() == self.reference.len();
-        Sample {
-            ms,
-            launch_ms,
-            verified,
-            note: if verified {
-                note
-            } else {
-                format!(
-                    "{bad} of {} depths differ from the queue BFS",
-                    self.reference.len()
-                )
-            },
+        if bad == 0 && depth.len() == self.reference.len() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{bad} of {} depths differ from the queue BFS",
+                self.reference.len()
+            ))
         }
     }
 
-    fn time_host(&self, parallel: bool) -> Sample {
-        let start = Instant::now();
-        let depth = run_host(&self.graph, self.source, parallel);
-        let ms = start.elapsed().as_secs_f64() * 1e3;
-        self.check(&depth, ms, ms, String::new())
+    fn time_host(&self, parallel: bool) -> Result<Sample, String> {
+        cpu_sample(
+            || run_host(&self.graph, self.source, parallel),
+            |depth| self.verdict(&depth),
+        )
     }
 }
 
@@ -120,17 +114,15 @@ impl Workload for Bfs {
             .launch(bfs_kernel, (row, col, depth.slice_mut(), self.source))
             .map_err(err)?;
         let out = rt.download(&depth).map_err(err)?;
-        let s = &run.stats;
-        let note = format!("{} tasks, {} steals", s.tasks_spawned, s.steals);
-        Ok(self.check(&out, s.kernel_ms, s.launch_ms, note))
+        gpu_sample(&run, self.verdict(&out))
     }
 
     fn sequential(&mut self) -> Result<Sample, String> {
-        Ok(self.time_host(false))
+        self.time_host(false)
     }
 
     fn rayon(&mut self) -> Result<Sample, String> {
-        Ok(self.time_host(true))
+        self.time_host(true)
     }
 }
 

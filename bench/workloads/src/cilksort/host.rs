@@ -75,15 +75,13 @@ impl Workload for Cilksort {
     }
 
     fn sequential(&mut self) -> Result<Sample, String> {
-        Ok(self
-            .case
-            .time_host(|d, t| run_host(self.variant != Variant::Plain, false, d, t)))
+        self.case
+            .time_host(|d, t| run_host(self.variant != Variant::Plain, false, d, t))
     }
 
     fn rayon(&mut self) -> Result<Sample, String> {
-        Ok(self
-            .case
-            .time_host(|d, t| run_host(self.variant != Variant::Plain, true, d, t)))
+        self.case
+            .time_host(|d, t| run_host(self.variant != Variant::Plain, true, d, t))
     }
 }
 

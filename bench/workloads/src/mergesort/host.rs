@@ -40,11 +40,11 @@ impl Workload for Mergesort {
     }
 
     fn sequential(&mut self) -> Result<Sample, String> {
-        Ok(self.case.time_host(|d, b| run_host(false, d, b)))
+        self.case.time_host(|d, b| run_host(false, d, b))
     }
 
     fn rayon(&mut self) -> Result<Sample, String> {
-        Ok(self.case.time_host(|d, b| run_host(true, d, b)))
+        self.case.time_host(|d, b| run_host(true, d, b))
     }
 }
 

@@ -4,7 +4,6 @@
 use std::boxed::Box;
 use std::format;
 use std::string::{String, ToString};
-use std::time::Instant;
 use std::vec;
 use std::vec::Vec;
 
@@ -13,7 +12,7 @@ use rayon::prelude::*;
 
 use super::matrix::{Csr, Mt19937, gen_random_csr};
 use super::{RANGE_CUTOFF, spmv_kernel};
-use crate::measure::{Sample, Workload};
+use crate::measure::{Sample, Workload, cpu_sample, gpu_sample};
 use crate::resident::Resident;
 
 /// `y = A x` for GTaP's generated matrix and `x` = ones, every row checked against a host SpMV
@@ -82,30 +81,26 @@ impl Spmv {
             .count()
     }
 
-    fn check(&self, y: &[f64], ms: f64, launch_ms: f64, note: String) -> Sample {
-        let bad = self.bad_rows(y);
-        let verified = bad == 0;
-        Sample {
-            ms,
-            launch_ms,
-            verified,
-            note: if verified {
-                note
-            } else {
-                format!(
-                    "{bad} of {} rows outside the tolerance",
-                    self.reference.len()
-                )
-            },
+    /// Whether every row of `y` is within its tolerance of the reference.
+    fn verdict(&self, y: &[f64]) -> Result<(), String> {
+        match self.bad_rows(y) {
+            0 => Ok(()),
+            bad => Err(format!(
+                "{bad} of {} rows outside the tolerance",
+                self.reference.len()
+            )),
         }
     }
 
-    fn time_host(&self, parallel: bool) -> Sample {
+    fn time_host(&self, parallel: bool) -> Result<Sample, String> {
         let mut y = vec![f64::NAN; self.matrix.rows()];
-        let start = Instant::now();
-        run_host(&self.matrix, &self.x, &mut y, parallel);
-        let ms = start.elapsed().as_secs_f64() * 1e3;
-        self.check(&y, ms, ms, String::new())
+        cpu_sample(
+            move || {
+                run_host(&self.matrix, &self.x, &mut y, parallel);
+                y
+            },
+            |y| self.verdict(&y),
+        )
     }
 }
 
@@ -144,17 +139,15 @@ impl Workload for Spmv {
         let args = (inputs.0, inputs.1, inputs.2, inputs.3, y.slice_mut());
         let run = rt.launch(spmv_kernel, args).map_err(err)?;
         let out = rt.download(&y).map_err(err)?;
-        let s = &run.stats;
-        let note = format!("{} tasks, {} steals", s.tasks_spawned, s.steals);
-        Ok(self.check(&out, s.kernel_ms, s.launch_ms, note))
+        gpu_sample(&run, self.verdict(&out))
     }
 
     fn sequential(&mut self) -> Result<Sample, String> {
-        Ok(self.time_host(false))
+        self.time_host(false)
     }
 
     fn rayon(&mut self) -> Result<Sample, String> {
-        Ok(self.time_host(true))
+        self.time_host(true)
     }
 }
 
