@@ -54,6 +54,19 @@
 //!   after its parent's slot was recycled does not notify the slot's new task. Here a task
 //!   finishes only after all its children have (the implicit wait of [`crate::join`]), so no
 //!   notification can arrive late and ids need none.
+//! * **Racecheck.** `compute-sanitizer --tool racecheck` warns of a read-against-write race in
+//!   `alloc_slow`: lanes of one warp load `taken` and the `frees_seen` hint while another
+//!   lane stores the hint (or moves `taken` on). It is benign by design, not a missing
+//!   `__syncwarp`. Every access to the warp-local counters is a relaxed `.cta` atomic-class
+//!   instruction (`ld.relaxed`, `st.relaxed`, `atom`), so in PTX's memory model they do not
+//!   race; racecheck treats `ld`/`st.relaxed` like plain shared-memory accesses and reports, at
+//!   warning level (its level for code that assumes a warp's lanes run in lockstep), that lanes
+//!   could interleave. The protocol never assumes they do not: `frees_seen` only ever holds a
+//!   value that `frees` had, and `frees` only advances, so a stale or reordered store can only
+//!   move the hint back, which costs a reload; a position is claimed only by the
+//!   compare-and-swap on `taken`, so each has one consumer. A `__syncwarp` could not help
+//!   anyway, since only some lanes reach `alloc_slow`. `scripts/device-sanitize` allows
+//!   racecheck warnings whose two sites both lie in `alloc_slow`, and no others.
 
 use core::sync::atomic::Ordering;
 
@@ -203,7 +216,8 @@ fn alloc_slow(rt: &Runtime, local: &PoolLocal, warp: u32) -> Option<u32> {
         let mut seen = local.frees_seen.load();
         if !after(seen, t) {
             seen = rt.pool_meta(warp).frees.load(Ordering::Relaxed);
-            // Lanes may store these out of order; a stale value only costs another reload.
+            // Lanes may store these out of order; a stale value only costs another reload
+            // (the benign race racecheck reports: see "Racecheck" in the module docs).
             local.frees_seen.store(seen);
             if !after(seen, t) {
                 break;

@@ -242,6 +242,8 @@ pub fn fence() {
     atomic::fence(Ordering::AcqRel);
     #[cfg(loom)]
     model::fence(Ordering::AcqRel);
+    #[cfg(feature = "tsan")]
+    tsan::fence();
 }
 
 /// Sequentially consistent fence at system scope, issued before the host reads what the
@@ -252,6 +254,28 @@ pub fn fence_system() {
     atomic::fence(Ordering::SeqCst);
     #[cfg(loom)]
     model::fence(Ordering::SeqCst);
+    #[cfg(feature = "tsan")]
+    tsan::fence();
+}
+
+/// Fences that ThreadSanitizer can see (feature `tsan`, set by `scripts/check-sanitize`).
+///
+/// TSan does not model fences: it would report every handoff that the scheduler orders, as on
+/// the GPU, with a fence and relaxed atomics. So each fence is also an acquire-release
+/// read-modify-write of one global word, which TSan sees: everything before a fence happens
+/// before everything after any later fence. That is more ordering than a fence gives (it does
+/// not check which relaxed access carries the handoff; the loom models do), but a data access
+/// on the wrong side of its fence, or handed over with no fence at all, is still a race.
+#[cfg(feature = "tsan")]
+mod tsan {
+    use core::sync::atomic::{AtomicU32, Ordering};
+
+    static FENCES: AtomicU32 = AtomicU32::new(0);
+
+    #[inline(always)]
+    pub(super) fn fence() {
+        FENCES.fetch_add(1, Ordering::AcqRel);
+    }
 }
 
 /// A hint to load the line holding `p`; nothing to do on the CPU.
