@@ -28,7 +28,7 @@ pub(crate) enum Storage<T: Copy> {
 /// buffer alive until the launch that uses them has returned.
 ///
 /// On the GPU a buffer is allocated, filled, read back and freed in the order of its runtime's
-/// stream. After a kernel fault killed the runtime's context, its buffers are unusable
+/// stream, so pass its views only to launches of the runtime that made it. After a kernel fault killed the runtime's context, its buffers are unusable
 /// ([`Runtime::download`](crate::Runtime::download) fails with
 /// [`Error::ContextLost`](crate::Error::ContextLost)): upload the data again to a new runtime.
 pub struct Buffer<T: Copy> {

@@ -148,7 +148,11 @@ impl Runtime {
     ///
     /// A device failure (pool exhausted, queue overflow, bad queue index, panic in a task)
     /// comes back as [`Error::Device`] with the task function, source line, thread and the
-    /// limit involved; the runtime stays usable.
+    /// limit involved; the runtime stays usable. A kernel fault (illegal address, trap, stack
+    /// overflow) kills the CUDA context and comes back as [`Error::KernelFault`], which names
+    /// the likely causes and says what became of the GPU: on a runtime of [`Runtime::gpu`],
+    /// gtap resets the device so that a new runtime works, while this one and its buffers
+    /// answer [`Error::ContextLost`] from then on.
     ///
     /// With `GTAP_TIME=1` in the environment, every launch prints a timing report to stderr
     /// and the process prints a summary per kernel at exit.

@@ -439,7 +439,7 @@ fn subset_instance() -> (Vec<u32>, u32, u64) {
 fn leaf_runs(depth: usize, stack_bytes: u32) -> Result<bool, Error> {
     let config = Config::new()
         .stack_bytes(stack_bytes)
-        .max_task_memory_bytes(64 << 20);
+        .max_task_memory_bytes(256 << 20);
     let mut rt = Runtime::gpu(&gtap_tests::DEVICE_CODE, &config)?;
     let items = rt.upload(&vec![7u32; depth])?;
     match rt.launch(gtap_tests::subsets_kernel, (items.slice(), 0)) {

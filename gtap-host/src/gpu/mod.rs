@@ -124,6 +124,11 @@ impl Gpu {
         let ctx = CudaContext::new(0).map_err(|e| Error::NoGpu {
             reason: format!("cannot open GPU 0: {e}"),
         })?;
+        // SAFETY: cudarc's per-slice events order a slice's uses across streams. Everything
+        // of this context object is made and used on the one stream created next (kernels get
+        // addresses read once, not cudarc views), so stream order already orders it all and
+        // the events would only add driver calls to every launch.
+        unsafe { ctx.disable_event_tracking() };
         let stream = ctx
             .new_stream()
             .map_err(Error::driver("creating a stream"))?;

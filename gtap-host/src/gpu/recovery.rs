@@ -91,6 +91,12 @@ pub(crate) fn reset_primary(device: usize, cu_device: sys::CUdevice) -> Result<(
     // reset is allowed by the driver API.
     unsafe { sys::cuDevicePrimaryCtxReset_v2(cu_device) }
         .result()
+        .map_err(Error::driver("resetting the GPU after a fault"))?;
+    // The dead context may still be this thread's current one; a new `CudaContext` binds the
+    // re-created context from an unbound thread.
+    // SAFETY: unbinding (a null context) is always allowed.
+    unsafe { sys::cuCtxSetCurrent(std::ptr::null_mut()) }
+        .result()
         .map_err(Error::driver("resetting the GPU after a fault"))
 }
 
