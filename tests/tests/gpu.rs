@@ -676,3 +676,35 @@ fn device_code_the_gpu_cannot_load_is_a_module_load_error() {
         fib::fib_seq(30)
     );
 }
+
+/// With no GPU visible (`CUDA_VISIBLE_DEVICES` empty, in a child process of this test binary),
+/// asking for the GPU is a typed `NoGpu` error and `gpu_or_cpu` falls back to the CPU.
+#[test]
+fn no_visible_gpu_is_a_typed_error() {
+    const CHILD: &str = "GTAP_TEST_NO_VISIBLE_GPU";
+    if std::env::var_os(CHILD).is_some() {
+        let e = Runtime::gpu(&gtap_examples::DEVICE_CODE, &Config::new())
+            .err()
+            .expect("no GPU is visible");
+        assert!(matches!(e, Error::NoGpu { .. }), "{e}");
+        println!("{e}");
+        let (mut rt, why) =
+            Runtime::gpu_or_cpu(&gtap_examples::DEVICE_CODE, &Config::new()).unwrap();
+        assert!(matches!(why, Some(Error::NoGpu { .. })));
+        assert_eq!(
+            rt.launch(fib::fib_kernel, (20,)).unwrap().result,
+            fib::fib_seq(20)
+        );
+        return;
+    }
+    if gpu(&gtap_examples::DEVICE_CODE, Config::new()).is_none() {
+        return;
+    }
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["no_visible_gpu_is_a_typed_error", "--exact", "--nocapture"])
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .env(CHILD, "1")
+        .status()
+        .expect("the test binary runs itself");
+    assert!(status.success(), "the child without a visible GPU failed");
+}

@@ -5,7 +5,7 @@
 //! runs on the device's primary context, which every `CudaContext::new` of the process shares,
 //! a new `Runtime` would fail too. The faulting runtime therefore drops everything it made on
 //! the dead context (the driver refuses those frees, harmlessly: the reset below frees them)
-//! and then resets the primary context. A reset invalidates every handle of the old context,
+//! and then resets the primary context, through the driver API (cudarc has no reset). A reset invalidates every handle of the old context,
 //! and a stale handle handed to the driver afterwards could name an object of the new one (a
 //! freed device address is reused). So every cudarc object gtap keeps is wrapped in an
 //! [`Epoch`]: made before a reset of its device, it is never used again (`get` fails with
