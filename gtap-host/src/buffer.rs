@@ -5,10 +5,18 @@ use std::marker::PhantomData;
 
 use gtap_device::{Slice, SliceMut};
 
-use crate::gpu::DeviceMemory;
+use cudarc::driver::CudaSlice;
+use cudarc::driver::sys::CUdeviceptr;
 
-pub(crate) enum Storage<T> {
-    Gpu(DeviceMemory),
+use crate::gpu::{Epoch, Raw};
+
+pub(crate) enum Storage<T: Copy> {
+    /// Device memory made on the runtime's stream, and its address (read once, so that taking
+    /// a view never calls the driver, not even for a buffer whose context was reset).
+    Gpu {
+        memory: Epoch<CudaSlice<Raw<T>>>,
+        ptr: CUdeviceptr,
+    },
     Cpu(Vec<T>),
 }
 
@@ -18,7 +26,12 @@ pub(crate) enum Storage<T> {
 /// [`Buffer::slice_mut`] to a kernel; read it back with
 /// [`Runtime::download`](crate::Runtime::download). The views carry no lifetime: keep the
 /// buffer alive until the launch that uses them has returned.
-pub struct Buffer<T> {
+///
+/// On the GPU a buffer is allocated, filled, read back and freed in the order of its runtime's
+/// stream, so pass its views only to launches of the runtime that made it. After a kernel fault killed the runtime's context, its buffers are unusable
+/// ([`Runtime::download`](crate::Runtime::download) fails with
+/// [`Error::ContextLost`](crate::Error::ContextLost)): upload the data again to a new runtime.
+pub struct Buffer<T: Copy> {
     pub(crate) owner: u64,
     pub(crate) storage: Storage<T>,
     pub(crate) len: usize,
@@ -39,7 +52,7 @@ impl<T: Copy + 'static> Buffer<T> {
     /// A read-only view for kernels.
     pub fn slice(&self) -> Slice<T> {
         let ptr = match &self.storage {
-            Storage::Gpu(m) => m.ptr as *const T,
+            Storage::Gpu { ptr, .. } => *ptr as *const T,
             Storage::Cpu(v) => v.as_ptr(),
         };
         // SAFETY: `ptr` addresses `len` initialised values owned by this buffer.
@@ -49,7 +62,7 @@ impl<T: Copy + 'static> Buffer<T> {
     /// A writable view for kernels.
     pub fn slice_mut(&mut self) -> SliceMut<T> {
         let ptr = match &mut self.storage {
-            Storage::Gpu(m) => m.ptr as *mut T,
+            Storage::Gpu { ptr, .. } => *ptr as *mut T,
             Storage::Cpu(v) => v.as_mut_ptr(),
         };
         // SAFETY: `ptr` addresses `len` initialised values owned by this buffer.

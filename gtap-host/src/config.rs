@@ -206,6 +206,40 @@ pub enum ConfigError {
         /// Slots per warp.
         tasks: u32,
     },
+    /// A kernel cannot run even one block of the configured size on a multiprocessor.
+    #[error(
+        "kernel `{kernel}` cannot run in blocks of {block} threads: with its {registers} registers per thread and the runtime's shared memory, not one block fits on a multiprocessor; use block_size {largest} or less, or lower max_registers"
+    )]
+    KernelDoesNotFit {
+        /// The kernel.
+        kernel: &'static str,
+        /// The block size.
+        block: u32,
+        /// Registers per thread the kernel got.
+        registers: u32,
+        /// The largest block size that fits (0 if none does).
+        largest: u32,
+    },
+    /// The per-thread stack cannot be set.
+    #[error(
+        "stack_bytes {bytes} is invalid: {reason}; the driver reserves it for every thread the GPU can hold at once, so use between {min} and a few hundred KiB (default {default})",
+        min = MIN_STACK_BYTES, default = Config::DEFAULT_STACK_BYTES
+    )]
+    StackBytes {
+        /// The requested bytes per thread.
+        bytes: u32,
+        /// Why the driver or gtap refused it.
+        reason: String,
+    },
+    /// A register cap outside what the compiler accepts.
+    #[error(
+        "max_registers {got} is invalid: use {min} to {max} (or leave it unset for at most 128)",
+        min = MIN_REGISTERS, max = MAX_REGISTERS
+    )]
+    MaxRegisters {
+        /// The requested cap.
+        got: u32,
+    },
     /// A task record is too large or over-aligned.
     #[error(
         "task function `{task}` needs a {bytes}-byte record, more than the {max}-byte limit; keep large data in device buffers (gtap::Slice) instead of locals that live across a wait"
@@ -234,6 +268,14 @@ pub(crate) struct Limits<'a> {
     pub default_budget_cap: u64,
 }
 
+/// The smallest per-thread stack gtap accepts: the scheduler's own calls need some.
+pub(crate) const MIN_STACK_BYTES: u32 = 256;
+
+/// The register caps the driver's compiler accepts (a thread has at most 255 registers; below
+/// 16 it cannot compile the scheduler).
+const MIN_REGISTERS: u32 = 16;
+const MAX_REGISTERS: u32 = 255;
+
 /// The largest record any task function may have.
 pub(crate) const MAX_RECORD_BYTES: u32 = 64 * 1024;
 
@@ -250,6 +292,25 @@ fn per_slot(slot_bytes: u32) -> u64 {
 }
 
 impl Config {
+    /// Checks the settings that only the GPU uses (the stack and the register cap), before the
+    /// runtime asks the driver for them.
+    pub(crate) fn check_gpu_settings(&self) -> Result<(), ConfigError> {
+        if let Some(got) = self.max_registers
+            && !(MIN_REGISTERS..=MAX_REGISTERS).contains(&got)
+        {
+            return Err(ConfigError::MaxRegisters { got });
+        }
+        if let Some(bytes) = self.stack_bytes
+            && bytes < MIN_STACK_BYTES
+        {
+            return Err(ConfigError::StackBytes {
+                bytes,
+                reason: format!("the scheduler itself needs at least {MIN_STACK_BYTES} bytes"),
+            });
+        }
+        Ok(())
+    }
+
     /// Resolves the defaults and checks everything. `records` are the task functions' record
     /// sizes (name, bytes); the slot size is the largest of them.
     pub(crate) fn resolve<'a>(
@@ -466,6 +527,44 @@ mod tests {
     }
 
     #[test]
+    fn block_size_zero_and_budget_above_free_memory_are_refused() {
+        let l = gpu_like();
+        assert_eq!(
+            Config::new().block_size(0).resolve(&l, []),
+            Err(ConfigError::BlockSize { got: 0, max: 1024 })
+        );
+        // A budget larger than the free memory, with the pool sized from it.
+        let e = Config::new()
+            .max_task_memory_bytes(l.free_memory * 2)
+            .resolve(&l, [("fib", 56)])
+            .unwrap_err();
+        let ConfigError::OutOfMemory { needed, free } = e else {
+            panic!("expected OutOfMemory, got {e}")
+        };
+        assert!(needed > free && free == l.free_memory);
+        assert!(e.to_string().contains("max_task_memory_bytes"), "{e}");
+    }
+
+    #[test]
+    fn gpu_settings_are_checked() {
+        assert_eq!(Config::new().check_gpu_settings(), Ok(()));
+        let ok = Config::new().max_registers(64).stack_bytes(64 * 1024);
+        assert_eq!(ok.check_gpu_settings(), Ok(()));
+        for got in [0, 8, 256] {
+            assert_eq!(
+                Config::new().max_registers(got).check_gpu_settings(),
+                Err(ConfigError::MaxRegisters { got })
+            );
+        }
+        let e = Config::new()
+            .stack_bytes(16)
+            .check_gpu_settings()
+            .unwrap_err();
+        assert!(matches!(e, ConfigError::StackBytes { bytes: 16, .. }));
+        assert!(e.to_string().contains("at least 256"), "{e}");
+    }
+
+    #[test]
     fn messages_say_what_to_change() {
         let e = ConfigError::TasksNotDivisible {
             tasks: 1000,
@@ -473,5 +572,12 @@ mod tests {
             suggestion: 1002,
         };
         assert!(e.to_string().contains("use 1002"));
+        let e = ConfigError::KernelDoesNotFit {
+            kernel: "fib_kernel",
+            block: 1024,
+            registers: 128,
+            largest: 512,
+        };
+        assert!(e.to_string().contains("use block_size 512 or less"), "{e}");
     }
 }

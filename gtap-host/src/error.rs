@@ -51,17 +51,25 @@ pub enum Error {
     /// panic in user code, ...).
     #[error("{0}")]
     Device(Box<DeviceError>),
-    /// The kernel itself faulted (illegal address, trap, ...); the CUDA context is unusable.
-    #[error("the kernel faulted ({source}); the CUDA context can no longer be used, create a new Runtime{}", .record.as_ref().map(|r| format!(" (recorded: {r})")).unwrap_or_default())]
+    /// The kernel itself faulted (illegal address, trap, stack overflow, ...), which kills its
+    /// CUDA context: this runtime and its buffers cannot be used any more.
+    #[error(
+        "the kernel faulted ({source}), which kills its CUDA context. Likely causes: a stack overflow in recursive or large-frame code (each GPU thread has {stack_bytes} bytes of stack: raise Config::stack_bytes), an out-of-bounds access through a raw pointer, or a trap; `compute-sanitizer` names the faulting function.{} {after}",
+        .record.as_ref().map(|r| format!(" Recorded before the fault: {r}.")).unwrap_or_default()
+    )]
     KernelFault {
         /// The driver's error.
         source: DriverError,
         /// A device error recorded before the fault, if any.
         record: Option<Box<DeviceError>>,
+        /// The per-thread stack the kernel ran with.
+        stack_bytes: u32,
+        /// Whether the GPU was made usable again.
+        after: AfterFault,
     },
-    /// An earlier kernel fault left the context unusable.
+    /// An earlier kernel fault killed the context this runtime or buffer belongs to.
     #[error(
-        "an earlier kernel fault left this runtime's CUDA context unusable; create a new Runtime"
+        "an earlier kernel fault killed the CUDA context of this runtime or buffer; create a new Runtime and upload its buffers again"
     )]
     ContextLost,
     /// The kernel returns a type too large to copy back.
@@ -93,6 +101,25 @@ pub enum Error {
     ForeignBuffer,
 }
 
+/// What became of the GPU after a kernel fault killed the runtime's CUDA context.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AfterFault {
+    /// gtap reset the device's primary context: a new [`Runtime`](crate::Runtime) works.
+    #[error(
+        "gtap reset the GPU: this runtime and its buffers are unusable, create a new Runtime to continue."
+    )]
+    Reset,
+    /// The runtime ran on an application's stream (`Runtime::gpu_on_stream`), whose context
+    /// gtap does not reset.
+    #[error(
+        "The context is the one of the stream passed to Runtime::gpu_on_stream, which gtap does not reset: drop every object of it (streams, buffers, modules), then reset the device (cuDevicePrimaryCtxReset) before using the GPU again."
+    )]
+    ApplicationContext,
+    /// Resetting the device failed as well.
+    #[error("Resetting the GPU failed as well ({0}); restart the process to use the GPU again.")]
+    ResetFailed(String),
+}
+
 impl Error {
     pub(crate) fn driver(during: &'static str) -> impl FnOnce(DriverError) -> Error {
         move |source| Error::Driver { during, source }
@@ -101,3 +128,42 @@ impl Error {
 
 /// Result of a runtime operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudarc::driver::sys::cudaError_enum;
+
+    #[test]
+    fn after_a_fault_the_message_says_what_to_do() {
+        let reset = AfterFault::Reset.to_string();
+        assert!(reset.contains("create a new Runtime"), "{reset}");
+        let app = AfterFault::ApplicationContext.to_string();
+        assert!(app.contains("gpu_on_stream"), "{app}");
+        assert!(app.contains("cuDevicePrimaryCtxReset"), "{app}");
+    }
+
+    #[test]
+    fn a_fault_names_the_causes_and_the_stack_setting() {
+        // A driver error's text comes from the driver library itself.
+        // SAFETY: only probes whether the shared library loads.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            eprintln!("skipped: formatting a driver error needs the CUDA driver library");
+            return;
+        }
+        let message = Error::KernelFault {
+            source: DriverError(cudaError_enum::CUDA_ERROR_ILLEGAL_ADDRESS),
+            record: None,
+            stack_bytes: 1024,
+            after: AfterFault::Reset,
+        }
+        .to_string();
+        assert!(message.contains("stack overflow"), "{message}");
+        assert!(message.contains("1024 bytes of stack"), "{message}");
+        assert!(message.contains("raise Config::stack_bytes"), "{message}");
+        assert!(
+            message.ends_with(&AfterFault::Reset.to_string()),
+            "{message}"
+        );
+    }
+}

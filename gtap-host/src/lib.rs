@@ -37,7 +37,7 @@ pub use buffer::Buffer;
 pub use config::{Config, ConfigError};
 pub use cpu::CpuMode;
 pub use device_error::{DeviceError, DeviceErrorKind, PoolGrowth};
-pub use error::{Error, Result};
+pub use error::{AfterFault, Error, Result};
 pub use gtap_device::{Cubin, DeviceCode, KernelModule};
 /// The kernel and layout types this crate's API uses, so that host code needs no other gtap
 /// crate to name them (`gtap::Kernel` is the same trait).

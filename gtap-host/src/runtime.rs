@@ -4,15 +4,14 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{CudaStream, result};
+use cudarc::driver::CudaStream;
 use gtap_device::{DeviceCode, Kernel};
 
 use crate::buffer::{Buffer, Storage};
 use crate::config::Config;
 use crate::cpu::{Cpu, CpuMode};
 use crate::error::{Error, Result};
-use crate::gpu::{DeviceMemory, Gpu};
+use crate::gpu::{self, Epoch, Gpu};
 use crate::stats::{ModuleLoad, Stats};
 use crate::timing;
 
@@ -71,7 +70,11 @@ impl Runtime {
     }
 
     /// A runtime on the caller's cudarc stream (and its context), for applications that already
-    /// use cudarc. Every operation of the runtime is ordered on that stream.
+    /// use cudarc. Every operation of the runtime is ordered on that stream: creating it (the
+    /// allocation and clearing of its pools), [`upload`](Self::upload), each launch,
+    /// [`download`](Self::download), [`reset`](Self::reset) and the frees when the runtime and
+    /// its buffers are dropped. Calls that return data (launch, download) wait for the stream
+    /// up to their own work, so they also wait for work the application enqueued before.
     pub fn gpu_on_stream(
         code: &DeviceCode,
         config: &Config,
@@ -145,7 +148,11 @@ impl Runtime {
     ///
     /// A device failure (pool exhausted, queue overflow, bad queue index, panic in a task)
     /// comes back as [`Error::Device`] with the task function, source line, thread and the
-    /// limit involved; the runtime stays usable.
+    /// limit involved; the runtime stays usable. A kernel fault (illegal address, trap, stack
+    /// overflow) kills the CUDA context and comes back as [`Error::KernelFault`], which names
+    /// the likely causes and says what became of the GPU: on a runtime of [`Runtime::gpu`],
+    /// gtap resets the device so that a new runtime works, while this one and its buffers
+    /// answer [`Error::ContextLost`] from then on.
     ///
     /// With `GTAP_TIME=1` in the environment, every launch prints a timing report to stderr
     /// and the process prints a summary per kernel at exit.
@@ -181,15 +188,17 @@ impl Runtime {
         }
     }
 
-    /// Copies `data` into a new buffer of this runtime.
+    /// Copies `data` into a new buffer of this runtime (on the GPU, allocated and copied in the
+    /// order of the runtime's stream).
     pub fn upload<T: Copy + 'static>(&self, data: &[T]) -> Result<Buffer<T>> {
         let storage = match &self.backend {
             Backend::Gpu(g) => {
-                let mem = DeviceMemory::alloc(g.context(), std::mem::size_of_val(data))?;
-                // SAFETY: the allocation holds `size_of_val(data)` bytes.
-                unsafe { result::memcpy_htod_sync(mem.ptr as CUdeviceptr, data) }
-                    .map_err(Error::driver("uploading a buffer"))?;
-                Storage::Gpu(mem)
+                let stream = g.stream()?;
+                let memory = gpu::upload(stream, data)?;
+                Storage::Gpu {
+                    ptr: gpu::address(&memory, stream),
+                    memory: Epoch::new(g.device(), memory),
+                }
             }
             Backend::Cpu(_) => Storage::Cpu(data.to_vec()),
         };
@@ -212,20 +221,8 @@ impl Runtime {
             return Err(Error::ForeignBuffer);
         }
         match (&self.backend, &buffer.storage) {
-            (Backend::Gpu(g), Storage::Gpu(mem)) => {
-                g.context()
-                    .bind_to_thread()
-                    .map_err(Error::driver("binding the context"))?;
-                let mut out: Vec<T> = Vec::with_capacity(buffer.len);
-                // SAFETY: the device holds `len` values of `T` (uploaded from valid values and
-                // written by tasks as `T`); the copy fills exactly `len` values.
-                unsafe {
-                    let dst = std::slice::from_raw_parts_mut(out.as_mut_ptr(), buffer.len);
-                    result::memcpy_dtoh_sync(dst, mem.ptr)
-                        .map_err(Error::driver("downloading a buffer"))?;
-                    out.set_len(buffer.len);
-                }
-                Ok(out)
+            (Backend::Gpu(g), Storage::Gpu { memory, .. }) => {
+                gpu::download(g.stream()?, memory.get()?)
             }
             (Backend::Cpu(_), Storage::Cpu(v)) => Ok(v.clone()),
             _ => Err(Error::ForeignBuffer),

@@ -44,6 +44,11 @@ pub struct Stats {
     /// GPU: registers per thread of the kernels, which decide how many warps fit on a
     /// multiprocessor; 0 on the CPU executor.
     pub registers: u32,
+    /// GPU: bytes of stack per thread the kernel ran with ([`Config::stack_bytes`], as the
+    /// driver set it); 0 on the CPU executor, whose threads have their own stacks.
+    ///
+    /// [`Config::stack_bytes`]: crate::Config::stack_bytes
+    pub stack_bytes: u32,
     /// GPU: how the launched kernel's module was loaded, on the first launch of a kernel of
     /// that module; `None` on later launches and on the CPU executor.
     pub module_load: Option<ModuleLoad>,

@@ -179,3 +179,30 @@ pub fn flood(k: u32) -> u32 {
 pub fn flood_kernel(k: u32) -> u32 {
     gtap::entry!(flood(k))
 }
+
+/// Counts the subsets of `items[i..]` that sum to `target`: an ordinary recursive function,
+/// as a task's sequential leaf would be, one stack frame per item (the take branch is pruned
+/// when the item is larger than what is left). Deep enough, it overflows the GPU thread stack.
+pub fn subset_count(items: gtap::Slice<u32>, i: usize, target: u32) -> u64 {
+    if i == items.len() {
+        return (target == 0) as u64;
+    }
+    let without = subset_count(items, i + 1, target);
+    let item = items[i];
+    if item > target {
+        return without;
+    }
+    without + subset_count(items, i + 1, target - item)
+}
+
+/// A task whose leaf is [`subset_count`] over all of `items`.
+#[gtap::function]
+pub fn subsets(items: gtap::Slice<u32>, target: u32) -> u64 {
+    subset_count(items, 0, target)
+}
+
+/// Root of [`subsets`].
+#[gtap::kernel]
+pub fn subsets_kernel(items: gtap::Slice<u32>, target: u32) -> u64 {
+    gtap::entry!(subsets(items, target))
+}

@@ -96,10 +96,15 @@ fn bad_configurations_are_rejected_with_advice() {
             .expect("rejected")
             .to_string()
     };
+    // A live runtime, to show that refused configurations leave it working.
+    let mut live = Runtime::cpu(CpuMode::Parallel, &Config::new()).unwrap();
+    assert!(err(Config::new().block_size(0)).contains("block_size 0"));
     assert!(err(Config::new().block_size(48)).contains("multiple of 32"));
+    assert!(err(Config::new().block_size(2048)).contains("between 32 and 1024"));
     assert!(err(Config::new().num_queues(0)).contains("num_queues 0"));
     assert!(err(Config::new().num_queues(3).max_tasks_per_warp(100)).contains("use 102"));
     assert!(err(Config::new().max_task_memory_bytes(1000)).contains("too small"));
+    assert_eq!(live.launch(wide_kernel, (2, 4)).unwrap().result, 16);
 }
 
 #[test]
@@ -118,4 +123,8 @@ fn the_gpu_path_reports_missing_gpu_or_code_clearly() {
     let e = Runtime::gpu(&missing, &Config::new()).err().unwrap();
     assert!(matches!(e, Error::NoDeviceCode { .. }));
     assert!(e.to_string().contains("built without the device toolchain"));
+    // The fallback says the same and runs.
+    let (mut rt, why) = Runtime::gpu_or_cpu(&missing, &Config::new()).unwrap();
+    assert!(matches!(why, Some(Error::NoDeviceCode { .. })));
+    assert_eq!(rt.launch(wide_kernel, (2, 4)).unwrap().result, 16);
 }

@@ -357,3 +357,354 @@ fn random_trees_are_exact_on_the_gpu() {
         assert!(refused <= checked, "most trees must fit the default pool");
     }
 }
+
+/// Whether a CUDA driver is here; without one a test that needs only the driver prints why and
+/// passes (fails with `GTAP_REQUIRE_GPU=1`).
+fn driver_or_skip() -> bool {
+    // SAFETY: only probes whether the driver library loads.
+    if unsafe { cudarc::driver::sys::is_culib_present() } {
+        return true;
+    }
+    assert!(
+        std::env::var_os("GTAP_REQUIRE_GPU").is_none(),
+        "GTAP_REQUIRE_GPU is set but there is no CUDA driver"
+    );
+    eprintln!("skipping GPU test: no CUDA driver");
+    false
+}
+
+#[test]
+fn upload_launch_download_are_ordered_on_the_callers_stream() {
+    if !driver_or_skip() {
+        return;
+    }
+    let ctx = cudarc::driver::CudaContext::new(0).expect("the application's context");
+    let stream = ctx.new_stream().expect("the application's stream");
+    let mut rt =
+        Runtime::gpu_on_stream(&gtap_examples::DEVICE_CODE, &Config::new(), stream.clone())
+            .unwrap();
+    for round in 0..4u64 {
+        // The application's own work, enqueued between the runtime's on the same stream.
+        let mine: Vec<u64> = (0..1 << 20).map(|i| i * round).collect();
+        let app = stream.clone_htod(&mine).expect("application upload");
+        // Upload (a large buffer, so that an unordered copy would still be in flight), launch
+        // reading it, launch writing another, download: each in stream order.
+        let nodes = tree::random_tree(1 << 20, round);
+        let buf = rt.upload(&nodes).unwrap();
+        assert_eq!(
+            rt.launch(tree::tree_sum_kernel, (buf.slice(),))
+                .unwrap()
+                .result,
+            tree::tree_sum_seq(&nodes),
+            "round {round}: the kernel read the uploaded tree"
+        );
+        let height = 19;
+        let mut out = rt.alloc_filled((1usize << (height + 1)) - 1, 0u64).unwrap();
+        let got = rt
+            .launch(tree::tree_kernel, (height, 4, out.slice_mut()))
+            .unwrap()
+            .result;
+        let mut want = vec![0u64; out.len()];
+        assert_eq!(got, tree::tree_visit_seq(height, 4, &mut want));
+        assert_eq!(rt.download(&out).unwrap(), want, "round {round}: download");
+        assert_eq!(stream.clone_dtoh(&app).unwrap(), mine);
+    }
+    drop(rt);
+    stream.synchronize().expect("the frees ran on the stream");
+    ctx.check_err()
+        .expect("no driver call of the runtime failed");
+    println!("upload, launches and downloads ran in order on the application's stream");
+}
+
+/// 14 items of a realistic subset-sum instance (the case of the issue that found the 1 KiB
+/// CUDA default too small) and its exact count.
+fn subset_instance() -> (Vec<u32>, u32, u64) {
+    let items: Vec<u32> = (1..=14).map(|i| i * 3 + i % 4).collect();
+    let target = items.iter().sum::<u32>() / 2;
+    let count = (0u32..1 << items.len())
+        .filter(|mask| {
+            let sum: u32 = (0..items.len())
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| items[i])
+                .sum();
+            sum == target
+        })
+        .count() as u64;
+    (items, target, count)
+}
+
+/// Runs the subset-sum leaf `depth` levels deep (items larger than the target, so one call
+/// per level) on a new runtime with `stack_bytes`; `Ok(true)` if it ran and was exact,
+/// `Ok(false)` if it faulted (the runtime reset the GPU), an error for anything else.
+fn leaf_runs(depth: usize, stack_bytes: u32) -> Result<bool, Error> {
+    let config = Config::new()
+        .stack_bytes(stack_bytes)
+        .max_task_memory_bytes(256 << 20);
+    let mut rt = Runtime::gpu(&gtap_tests::DEVICE_CODE, &config)?;
+    let items = rt.upload(&vec![7u32; depth])?;
+    match rt.launch(gtap_tests::subsets_kernel, (items.slice(), 0)) {
+        Ok(launch) => {
+            assert!(
+                launch.stats.stack_bytes >= stack_bytes,
+                "{:?}",
+                launch.stats
+            );
+            Ok(launch.result == 1)
+        }
+        Err(Error::KernelFault { .. }) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+#[test]
+fn leaf_stack_overflow_is_a_fault_and_a_new_runtime_works() {
+    let code = &gtap_tests::DEVICE_CODE;
+    let Some(mut rt) = gpu(code, Config::new()) else {
+        return;
+    };
+    // The default stack serves the 14-level recursion.
+    let (items, target, count) = subset_instance();
+    let buf = rt.upload(&items).unwrap();
+    let launch = rt
+        .launch(gtap_tests::subsets_kernel, (buf.slice(), target))
+        .unwrap();
+    assert_eq!(launch.result, count);
+    assert!(launch.stats.stack_bytes >= Config::DEFAULT_STACK_BYTES);
+    drop((buf, rt));
+    // 20,000 levels overflow CUDA's 1 KiB default: a fault, named, with the setting to raise.
+    let mut small = gpu(code, Config::new().stack_bytes(1024)).unwrap();
+    let deep = small.upload(&vec![7u32; 20_000]).unwrap();
+    let e = small
+        .launch(gtap_tests::subsets_kernel, (deep.slice(), 0))
+        .unwrap_err();
+    let message = e.to_string();
+    println!("{message}");
+    let Error::KernelFault {
+        stack_bytes, after, ..
+    } = &e
+    else {
+        panic!("expected a kernel fault, got {e}")
+    };
+    assert!(*stack_bytes >= 1024);
+    assert_eq!(*after, gtap_host::AfterFault::Reset);
+    assert!(message.contains("Config::stack_bytes"), "{message}");
+    assert!(message.contains(&format!("{stack_bytes} bytes of stack")));
+    // The dead runtime and its buffer say so; a new runtime works.
+    assert!(matches!(
+        small.launch(fib::fib_kernel, (20,)),
+        Err(Error::ContextLost)
+    ));
+    assert!(matches!(small.download(&deep), Err(Error::ContextLost)));
+    let mut fresh = gpu(&gtap_examples::DEVICE_CODE, Config::new()).unwrap();
+    assert_eq!(
+        fresh.launch(fib::fib_kernel, (30,)).unwrap().result,
+        fib::fib_seq(30)
+    );
+    // Dropping the dead runtime and buffer after the reset touches nothing of the new context.
+    drop((deep, small));
+    assert_eq!(
+        fresh.launch(fib::fib_kernel, (30,)).unwrap().result,
+        fib::fib_seq(30)
+    );
+}
+
+/// Measures, for a few stack sizes (the default among them), the deepest recursion of the
+/// subset-sum leaf that still runs, by bisection (each failed depth is a fault and a reset).
+/// Prints a table; checks that more stack allows deeper recursion and the default at least
+/// the 14 levels of the issue's case.
+#[test]
+fn deepest_leaf_recursion_per_stack_size() {
+    if gpu(&gtap_tests::DEVICE_CODE, Config::new()).is_none() {
+        return;
+    }
+    let sizes = [1024, Config::DEFAULT_STACK_BYTES, 16 * 1024, 64 * 1024];
+    let mut deepest = Vec::new();
+    println!("stack_bytes | deepest leaf recursion that runs | stack bytes per level");
+    for &stack in &sizes {
+        let (mut good, mut bad) = (0usize, 1usize << 15);
+        while bad - good > 1 {
+            let mid = (good + bad) / 2;
+            if leaf_runs(mid, stack).unwrap_or_else(|e| panic!("depth {mid}, stack {stack}: {e}")) {
+                good = mid;
+            } else {
+                bad = mid;
+            }
+        }
+        let per_level = stack as f64 / good.max(1) as f64;
+        println!("{stack:>11} | {good:>32} | {per_level:>21.0}");
+        deepest.push(good);
+    }
+    assert!(
+        deepest.windows(2).all(|w| w[0] <= w[1]),
+        "more stack must allow at least as deep a recursion: {deepest:?}"
+    );
+    assert!(deepest[1] >= 14, "the default stack must serve 14 levels");
+}
+
+#[test]
+fn invalid_configurations_are_typed_errors_and_a_live_runtime_keeps_working() {
+    let code = &gtap_examples::DEVICE_CODE;
+    let Some(mut live) = gpu(code, Config::new()) else {
+        return;
+    };
+    let refused = |config: Config| match Runtime::gpu(code, &config) {
+        Err(Error::Config(e)) => e,
+        Err(e) => panic!("{config:?}: expected a configuration error, got {e}"),
+        Ok(_) => panic!("{config:?}: accepted"),
+    };
+    use gtap_host::ConfigError as C;
+    assert!(matches!(
+        refused(Config::new().block_size(0)),
+        C::BlockSize { got: 0, .. }
+    ));
+    assert!(matches!(
+        refused(Config::new().block_size(100)),
+        C::BlockSize { got: 100, .. }
+    ));
+    let e = refused(Config::new().block_size(4096));
+    assert!(
+        matches!(
+            e,
+            C::BlockSize {
+                got: 4096,
+                max: 1024
+            }
+        ),
+        "{e}"
+    );
+    assert!(matches!(
+        refused(Config::new().num_queues(0)),
+        C::NumQueues { got: 0, .. }
+    ));
+    let e = refused(Config::new().num_queues(3).max_tasks_per_warp(1000));
+    assert!(
+        matches!(
+            e,
+            C::TasksNotDivisible {
+                suggestion: 1002,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = refused(Config::new().max_task_memory_bytes(1 << 44));
+    assert!(matches!(e, C::OutOfMemory { .. }), "{e}");
+    let e = refused(Config::new().grid_size(1 << 20));
+    assert!(matches!(e, C::GridSize { got: 1_048_576, .. }), "{e}");
+    let e = refused(Config::new().max_registers(8));
+    assert!(matches!(e, C::MaxRegisters { got: 8 }), "{e}");
+    let e = refused(Config::new().stack_bytes(1 << 30));
+    assert!(matches!(e, C::StackBytes { .. }), "{e}");
+    for config in [
+        Config::new().block_size(0),
+        Config::new().stack_bytes(1 << 30),
+    ] {
+        println!("{}", refused(config));
+    }
+    // Blocks of 1024 threads fit only kernels of at most 64 registers: either they run, or
+    // the error names the largest block that fits.
+    match Runtime::gpu(code, &Config::new().block_size(1024)) {
+        Ok(mut rt) => assert_eq!(
+            rt.launch(fib::fib_kernel, (25,)).unwrap().result,
+            fib::fib_seq(25)
+        ),
+        Err(Error::Config(e @ C::KernelDoesNotFit { .. })) => println!("{e}"),
+        Err(e) => panic!("block_size 1024: {e}"),
+    }
+    assert_eq!(
+        live.launch(fib::fib_kernel, (30,)).unwrap().result,
+        fib::fib_seq(30)
+    );
+}
+
+/// Device code of the examples with every module's PTX rewritten by `edit` and no SASS.
+fn edited_code(edit: impl Fn(&str) -> String) -> DeviceCode {
+    let DeviceCode::Modules {
+        arch,
+        modules,
+        records,
+    } = gtap_examples::DEVICE_CODE
+    else {
+        panic!("the examples have device code (checked by the caller)")
+    };
+    let modules: Vec<gtap_host::KernelModule> = modules
+        .iter()
+        .map(|m| gtap_host::KernelModule {
+            ptx: Box::leak(edit(m.ptx).into_boxed_str()),
+            cubins: &[],
+            ..*m
+        })
+        .collect();
+    DeviceCode::Modules {
+        arch,
+        modules: Box::leak(modules.into_boxed_slice()),
+        records,
+    }
+}
+
+#[test]
+fn device_code_the_gpu_cannot_load_is_a_module_load_error() {
+    let Some(mut live) = gpu(&gtap_examples::DEVICE_CODE, Config::new()) else {
+        return;
+    };
+    // PTX for an architecture newer than any device's.
+    let newer = edited_code(|ptx| {
+        ptx.lines()
+            .map(|l| {
+                if l.starts_with(".target") {
+                    ".target sm_200".to_string()
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    let broken = edited_code(|_| "this is not PTX".to_string());
+    for (what, code) in [("newer architecture", newer), ("broken PTX", broken)] {
+        match Runtime::gpu(&code, &Config::new()) {
+            Err(e @ Error::ModuleLoad { .. }) => {
+                println!("{what}: {e}");
+                assert!(e.to_string().contains("GTAP_ARCH"), "{e}");
+            }
+            Err(e) => panic!("{what}: expected a module load error, got {e}"),
+            Ok(_) => panic!("{what}: loaded"),
+        }
+    }
+    assert_eq!(
+        live.launch(fib::fib_kernel, (30,)).unwrap().result,
+        fib::fib_seq(30)
+    );
+}
+
+/// With no GPU visible (`CUDA_VISIBLE_DEVICES` empty, in a child process of this test binary),
+/// asking for the GPU is a typed `NoGpu` error and `gpu_or_cpu` falls back to the CPU.
+#[test]
+fn no_visible_gpu_is_a_typed_error() {
+    const CHILD: &str = "GTAP_TEST_NO_VISIBLE_GPU";
+    if std::env::var_os(CHILD).is_some() {
+        let e = Runtime::gpu(&gtap_examples::DEVICE_CODE, &Config::new())
+            .err()
+            .expect("no GPU is visible");
+        assert!(matches!(e, Error::NoGpu { .. }), "{e}");
+        println!("{e}");
+        let (mut rt, why) =
+            Runtime::gpu_or_cpu(&gtap_examples::DEVICE_CODE, &Config::new()).unwrap();
+        assert!(matches!(why, Some(Error::NoGpu { .. })));
+        assert_eq!(
+            rt.launch(fib::fib_kernel, (20,)).unwrap().result,
+            fib::fib_seq(20)
+        );
+        return;
+    }
+    if gpu(&gtap_examples::DEVICE_CODE, Config::new()).is_none() {
+        return;
+    }
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["no_visible_gpu_is_a_typed_error", "--exact", "--nocapture"])
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .env(CHILD, "1")
+        .status()
+        .expect("the test binary runs itself");
+    assert!(status.success(), "the child without a visible GPU failed");
+}

@@ -1,8 +1,16 @@
 //! The GPU backend on cudarc: one device allocation laid out by `gtap_device::layout`, an error
 //! record in pinned host memory mapped into the device, and persistent-kernel launches.
+//!
+//! Every operation is enqueued on the runtime's one stream (its own, or the application's
+//! from `Runtime::gpu_on_stream`): allocation, clearing, uploads, launches, copies back and
+//! frees, through cudarc's stream-ordered safe layer. Two things go below it: modules are
+//! loaded with JIT options (`module.rs` says why), so their kernels are raw driver functions
+//! launched through `result::launch_kernel`; and the error record is device-mapped host
+//! memory (`memory.rs`).
 
 mod memory;
 mod module;
+mod recovery;
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -10,22 +18,23 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::sys::{self, CUdeviceptr};
-use cudarc::driver::{CudaContext, CudaEvent, CudaStream, result};
+use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DriverError, result};
 use gtap_device::layout::{LaunchParams, Layout, ROOT_RESULT_BYTES};
 use gtap_device::scheduler::shared_bytes;
 use gtap_device::stats::WarpStats;
 use gtap_device::{DeviceCode, Kernel, KernelArgs};
 
-use crate::config::{Config, Limits};
+use crate::config::{Config, ConfigError, Limits};
 use crate::device_error::DeviceError;
-use crate::error::{Error, Result};
+use crate::error::{AfterFault, Error, Result};
 use crate::records;
 use crate::runtime::Launch;
 use crate::stats::Stats;
 
-pub(crate) use memory::DeviceMemory;
 use memory::PinnedRecord;
+pub(crate) use memory::{Raw, address, download, upload};
 use module::{Module, ModuleCache};
+pub(crate) use recovery::Epoch;
 
 /// Default cap on the pool budget on the GPU.
 const DEFAULT_BUDGET_CAP: u64 = 8 << 30;
@@ -46,23 +55,39 @@ fn has_device_code(code: &DeviceCode) -> Result<()> {
     }
 }
 
-/// The GPU backend of a runtime.
-pub(crate) struct Gpu {
-    ctx: Arc<CudaContext>,
+/// What a runtime holds on its CUDA context. It lives in an [`Epoch`]: a reset of the context
+/// after a fault makes all of it unusable at once.
+struct Live {
     stream: Arc<CudaStream>,
     modules: ModuleCache,
-    region: DeviceMemory,
-    out: DeviceMemory,
+    region: CudaSlice<u8>,
+    out: CudaSlice<u8>,
     error: PinnedRecord,
     start: CudaEvent,
     stop: CudaEvent,
+}
+
+/// The GPU backend of a runtime.
+pub(crate) struct Gpu {
+    /// `None` once a fault in this runtime killed the context.
+    live: Option<Epoch<Live>>,
+    /// The device's ordinal, which stale objects are counted by.
+    device: usize,
+    /// Whether gtap made the stream on the device's primary context (`Runtime::gpu`), and so
+    /// may reset that context after a fault; an application's context is the application's.
+    owns_context: bool,
+    /// Device addresses of the region and the result cell, read once: every launch is
+    /// enqueued on the stream they were made on, so stream order alone orders their use.
+    region_ptr: CUdeviceptr,
+    out_ptr: CUdeviceptr,
+    /// Per-thread stack bytes the driver set (it may round the request up).
+    stack_bytes: u32,
     layout: Layout,
     block: u32,
     shared: u32,
     /// Per kernel: the blocks a launch uses and the registers the kernel got.
     kernel_shapes: HashMap<&'static str, KernelShape>,
     launches: u32,
-    lost: bool,
     pub(crate) device_name: String,
 }
 
@@ -99,10 +124,15 @@ impl Gpu {
         let ctx = CudaContext::new(0).map_err(|e| Error::NoGpu {
             reason: format!("cannot open GPU 0: {e}"),
         })?;
+        // SAFETY: cudarc's per-slice events order a slice's uses across streams. Everything
+        // of this context object is made and used on the one stream created next (kernels get
+        // addresses read once, not cudarc views), so stream order already orders it all and
+        // the events would only add driver calls to every launch.
+        unsafe { ctx.disable_event_tracking() };
         let stream = ctx
             .new_stream()
             .map_err(Error::driver("creating a stream"))?;
-        Self::with_stream(code, config, stream)
+        Self::init(code, config, stream, true)
     }
 
     /// Initialises on a caller's stream (and its context).
@@ -112,14 +142,20 @@ impl Gpu {
         stream: Arc<CudaStream>,
     ) -> Result<Self> {
         has_device_code(code)?;
+        Self::init(code, config, stream, false)
+    }
+
+    fn init(
+        code: &DeviceCode,
+        config: &Config,
+        stream: Arc<CudaStream>,
+        owns_context: bool,
+    ) -> Result<Self> {
+        config.check_gpu_settings()?;
         let ctx = stream.context().clone();
         ctx.bind_to_thread()
             .map_err(Error::driver("binding the context"))?;
-        let stack = config.stack_bytes.unwrap_or(Config::DEFAULT_STACK_BYTES);
-        ctx.set_limit(sys::CUlimit::CU_LIMIT_STACK_SIZE, stack as usize)
-            .map_err(Error::driver(
-                "setting the per-thread stack size (stack_bytes)",
-            ))?;
+        let stack_bytes = set_stack(&ctx, config)?;
         let mut modules = ModuleCache::new(*code, &ctx, config.max_registers)?;
         let device_name = ctx.name().unwrap_or_else(|_| "GPU".into());
         let attr = |a| {
@@ -141,15 +177,14 @@ impl Gpu {
             .copied()
             .map(|name| modules.function(name))
             .collect::<Result<_>>()?;
+        let per_sm =
+            |k: sys::CUfunction, block: u32| Module::blocks_per_sm(k, block, shared_bytes(block));
         // A persistent grid must be resident as a whole. Kernels differ (registers), so the
         // region is laid out for the kernel that fits the most blocks, and each launch of a
         // default-sized grid uses as many of them as its own kernel keeps resident.
         let resident = |block: u32| {
-            let per_sm = kernels
-                .iter()
-                .map(|&k| Module::blocks_per_sm(k, block, shared_bytes(block)))
-                .max();
-            sms * per_sm.unwrap_or(1).max(1)
+            let most = kernels.iter().map(|&k| per_sm(k, block)).max();
+            sms * most.unwrap_or(1).max(1)
         };
         let limits = Limits {
             max_block,
@@ -162,23 +197,34 @@ impl Gpu {
             default_budget_cap: DEFAULT_BUDGET_CAP,
         };
         let (layout, block) = config.resolve(&limits, records::device(code))?;
-        let kernel_shapes = names
-            .iter()
-            .zip(&kernels)
-            .map(|(&name, &k)| {
-                let blocks = sms * Module::blocks_per_sm(k, block, shared_bytes(block)).max(1);
-                let shape = KernelShape {
-                    blocks: match config.grid_size {
-                        Some(grid) => grid,
-                        None => blocks.min(layout.geometry.blocks),
-                    },
+        let mut kernel_shapes = HashMap::new();
+        for (&name, &k) in names.iter().zip(&kernels) {
+            let fit = per_sm(k, block);
+            if fit == 0 {
+                let largest = (32..block)
+                    .step_by(32)
+                    .rev()
+                    .find(|&b| per_sm(k, b) > 0)
+                    .unwrap_or(0);
+                return Err(ConfigError::KernelDoesNotFit {
+                    kernel: name,
+                    block,
                     registers: Module::registers(k),
-                };
-                (name, shape)
-            })
-            .collect();
-        let region = DeviceMemory::alloc(&ctx, layout.bytes as usize)?;
-        let out = DeviceMemory::alloc(&ctx, ROOT_RESULT_BYTES)?;
+                    largest,
+                }
+                .into());
+            }
+            let shape = KernelShape {
+                blocks: match config.grid_size {
+                    Some(grid) => grid,
+                    None => (sms * fit).min(layout.geometry.blocks),
+                },
+                registers: Module::registers(k),
+            };
+            kernel_shapes.insert(name, shape);
+        }
+        let region = memory::zeroed(&stream, layout.bytes as usize)?;
+        let out = memory::zeroed(&stream, ROOT_RESULT_BYTES)?;
         let error = PinnedRecord::new(&ctx)?;
         let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = ctx
@@ -187,8 +233,9 @@ impl Gpu {
         let stop = ctx
             .new_event(timing)
             .map_err(Error::driver("creating events"))?;
-        let mut gpu = Self {
-            ctx,
+        let region_ptr = memory::address(&region, &stream);
+        let out_ptr = memory::address(&out, &stream);
+        let live = Live {
             stream,
             modules,
             region,
@@ -196,16 +243,22 @@ impl Gpu {
             error,
             start,
             stop,
+        };
+        // The region and the error record start cleared, as `reset` leaves them.
+        Ok(Self {
+            live: Some(Epoch::new(ctx.ordinal(), live)),
+            device: ctx.ordinal(),
+            owns_context,
+            region_ptr,
+            out_ptr,
+            stack_bytes,
             layout,
             block,
             shared: shared_bytes(block) as u32,
             kernel_shapes,
             launches: 0,
-            lost: false,
             device_name,
-        };
-        gpu.reset()?;
-        Ok(gpu)
+        })
     }
 
     pub(crate) fn layout(&self) -> &Layout {
@@ -216,57 +269,42 @@ impl Gpu {
         self.block
     }
 
-    pub(crate) fn context(&self) -> &Arc<CudaContext> {
-        &self.ctx
+    /// The device's ordinal.
+    pub(crate) fn device(&self) -> usize {
+        self.device
     }
 
-    fn check_live(&self) -> Result<()> {
-        if self.lost {
-            Err(Error::ContextLost)
-        } else {
-            Ok(())
-        }
+    /// The runtime's stream, unless a fault killed its context.
+    pub(crate) fn stream(&self) -> Result<&Arc<CudaStream>> {
+        Ok(&self.live()?.stream)
     }
 
-    fn memset(&self, offset: u64, bytes: u64) -> Result<()> {
-        // SAFETY: the range lies inside the runtime's allocation.
-        unsafe {
-            result::memset_d8_async(
-                self.region.ptr + offset,
-                0,
-                bytes as usize,
-                self.stream.cu_stream(),
-            )
-        }
-        .map_err(Error::driver("clearing runtime state"))
+    fn live(&self) -> Result<&Live> {
+        self.live.as_ref().ok_or(Error::ContextLost)?.get()
+    }
+
+    fn live_mut(&mut self) -> Result<&mut Live> {
+        self.live.as_mut().ok_or(Error::ContextLost)?.get_mut()
     }
 
     /// Clears all runtime state: every region, and the error record.
     pub(crate) fn reset(&mut self) -> Result<()> {
-        self.check_live()?;
-        self.ctx
-            .bind_to_thread()
-            .map_err(Error::driver("binding the context"))?;
-        self.memset(0, self.layout.bytes)?;
-        self.stream
-            .synchronize()
+        let live = self.live_mut()?;
+        live.stream
+            .memset_zeros(&mut live.region)
+            .and_then(|()| live.stream.synchronize())
             .map_err(Error::driver("clearing runtime state"))?;
-        self.error.clear();
+        live.error.clear();
         Ok(())
-    }
-
-    fn function(&mut self, name: &'static str) -> Result<sys::CUfunction> {
-        self.modules.function(name)
     }
 
     /// How each kernel module was loaded so far.
     pub(crate) fn module_loads(&self) -> Vec<crate::stats::ModuleLoad> {
-        self.modules.loads()
+        self.live().map(|l| l.modules.loads()).unwrap_or_default()
     }
 
     /// Launches kernel `K` with `args` and waits for it.
     pub(crate) fn launch<K: Kernel>(&mut self, args: K::Args) -> Result<Launch<K::Output>> {
-        self.check_live()?;
         let wall = Instant::now();
         let out_bytes = std::mem::size_of::<K::Output>();
         if out_bytes > ROOT_RESULT_BYTES {
@@ -276,139 +314,193 @@ impl Gpu {
                 max: ROOT_RESULT_BYTES,
             });
         }
-        let f = self.function(K::NAME)?;
-        self.ctx
-            .bind_to_thread()
-            .map_err(Error::driver("binding the context"))?;
-        for range in [self.layout.reset_range(), self.layout.cells_range()] {
-            self.memset(range.start, range.end - range.start)?;
-        }
-        self.error.clear();
-        self.launches += 1;
         let shape = self
             .kernel_shapes
             .get(K::NAME)
             .copied()
             .ok_or(Error::KernelNotFound { name: K::NAME })?;
+        self.launches += 1;
         // The region's layout with this launch's grid: warps past it simply do not exist.
         let mut layout = self.layout;
         layout.geometry.blocks = shape.blocks;
+        let (block, shared) = (self.block, self.shared);
+        let (region_ptr, out_ptr) = (self.region_ptr, self.out_ptr);
+        let (stats_offset, stack_bytes) = (self.layout.stats as usize, self.stack_bytes);
+        let seed = self.launches.wrapping_mul(0x9e37_79b9);
+        let live = self.live_mut()?;
+        let f = live.modules.function(K::NAME)?;
+        // The stack limit belongs to the context, which other runtimes may share and set.
+        keep_stack(live.stream.context(), stack_bytes)?;
+        for range in [layout.reset_range(), layout.cells_range()] {
+            let mut cleared = live
+                .region
+                .slice_mut(range.start as usize..range.end as usize);
+            live.stream
+                .memset_zeros(&mut cleared)
+                .map_err(Error::driver("clearing runtime state"))?;
+        }
+        live.error.clear();
         let params = LaunchParams {
-            base: self.region.ptr,
-            error: self.error.device,
+            base: region_ptr,
+            error: live.error.device,
             layout,
             options: 0,
-            seed: self.launches.wrapping_mul(0x9e37_79b9),
+            seed,
             host: 0,
         };
-        let out_ptr: CUdeviceptr = self.out.ptr;
         let mut raw: Vec<*mut c_void> = vec![
             &params as *const LaunchParams as *mut c_void,
             &out_ptr as *const CUdeviceptr as *mut c_void,
         ];
         args.each_param(&mut |p| raw.push(p as *mut c_void));
         let g = &layout.geometry;
-        self.start
-            .record(&self.stream)
+        live.start
+            .record(&live.stream)
             .map_err(Error::driver("recording an event"))?;
         // SAFETY: `f` is a kernel of this module whose parameters are (LaunchParams, *mut Output,
         // K::Args...), exactly what `#[gtap::kernel]` generated; every pointer in `raw` stays
-        // alive until the launch call returns (the driver copies the values).
+        // alive until the launch call returns (the driver copies the values). The launch goes
+        // through the result layer because `f` is a raw function (see `module.rs`).
         let launched = unsafe {
             result::launch_kernel(
                 f,
                 (g.blocks, 1, 1),
-                (self.block, 1, 1),
-                self.shared,
-                self.stream.cu_stream(),
+                (block, 1, 1),
+                shared,
+                live.stream.cu_stream(),
                 &mut raw,
             )
         };
         launched.map_err(Error::driver("launching the kernel"))?;
-        self.stop
-            .record(&self.stream)
+        live.stop
+            .record(&live.stream)
             .map_err(Error::driver("recording an event"))?;
-        if let Err(source) = self.stream.synchronize() {
-            self.lost = true;
-            return Err(Error::KernelFault {
-                source,
-                record: DeviceError::from_record(&self.error.read()).map(Box::new),
-            });
+        if let Err(source) = live.stream.synchronize() {
+            let record = DeviceError::from_record(&live.error.read()).map(Box::new);
+            return Err(self.fault(source, record));
         }
-        if let Some(e) = DeviceError::from_record(&self.error.read()) {
+        if let Some(e) = DeviceError::from_record(&live.error.read()) {
             return Err(Error::Device(Box::new(e)));
         }
-        let kernel_ms = self
+        let kernel_ms = live
             .start
-            .elapsed_ms(&self.stop)
+            .elapsed_ms(&live.stop)
             .map_err(Error::driver("reading events"))? as f64;
-        let mut out = vec![0u8; out_bytes.max(1)];
-        let mut warps = vec![WarpStats::default(); layout.geometry.warps() as usize];
-        // SAFETY: both device ranges are inside live allocations of at least these sizes.
-        unsafe {
-            result::memcpy_dtoh_sync(&mut out[..], self.out.ptr)
-                .map_err(Error::driver("copying the result back"))?;
-            result::memcpy_dtoh_sync(&mut warps[..], self.region.ptr + self.layout.stats)
-                .map_err(Error::driver("copying statistics back"))?;
-        }
-        // SAFETY: thread 0 wrote a `K::Output` there (the launch finished without error).
-        let result = unsafe { (out.as_ptr() as *const K::Output).read_unaligned() };
+        let result: K::Output =
+            memory::read_values(&live.stream, &live.out, 0, 1, "copying the result back")?[0];
+        let warps: Vec<WarpStats> = memory::read_values(
+            &live.stream,
+            &live.region,
+            stats_offset,
+            layout.geometry.warps() as usize,
+            "copying statistics back",
+        )?;
         let mut stats = Stats::collect(
             &layout,
-            self.block,
+            block,
             shape.registers,
             &warps,
             kernel_ms,
             wall.elapsed().as_secs_f64() * 1e3,
         );
-        stats.module_load = self.modules.first_report(K::NAME);
+        stats.module_load = live.modules.first_report(K::NAME);
+        stats.stack_bytes = stack_bytes;
         Ok(Launch { result, stats })
+    }
+
+    /// The error for a kernel fault that killed the context, after making the GPU usable again
+    /// where this runtime may (see `recovery.rs`).
+    fn fault(&mut self, source: DriverError, record: Option<Box<DeviceError>>) -> Error {
+        let cu_device = self.live().map(|l| l.stream.context().cu_device());
+        // Everything of the dead context goes before the reset (the driver refuses the frees;
+        // the reset releases the memory).
+        self.live = None;
+        let after = match cu_device {
+            Ok(cu_device) if self.owns_context => {
+                match recovery::reset_primary(self.device, cu_device) {
+                    Ok(()) => AfterFault::Reset,
+                    Err(e) => AfterFault::ResetFailed(e.to_string()),
+                }
+            }
+            _ => AfterFault::ApplicationContext,
+        };
+        Error::KernelFault {
+            source,
+            record,
+            stack_bytes: self.stack_bytes,
+            after,
+        }
     }
 
     /// Runs the built-in probe kernel over `threads` threads and returns the per-thread values and
     /// the atomic count (first light on a new machine).
     pub(crate) fn probe(&mut self, blocks: u32, block: u32) -> Result<(Vec<u32>, u32)> {
-        self.check_live()?;
-        let f = self.function("gtap_probe")?;
+        let live = self.live_mut()?;
+        let f = live.modules.function("gtap_probe")?;
         let n = blocks * block;
-        let out = DeviceMemory::alloc(&self.ctx, n as usize * 4)?;
-        let counter = DeviceMemory::alloc(&self.ctx, 4)?;
-        // SAFETY: writes inside the fresh allocations.
-        unsafe {
-            result::memset_d8_async(out.ptr, 0xff, out.bytes, self.stream.cu_stream())
-                .map_err(Error::driver("clearing probe output"))?;
-            result::memset_d8_async(counter.ptr, 0, 4, self.stream.cu_stream())
-                .map_err(Error::driver("clearing probe counter"))?;
-        }
+        let stream = live.stream.clone();
+        // Every thread overwrites its cell; one it misses keeps the marker and fails the check.
+        let out = stream
+            .clone_htod(&vec![u32::MAX; n as usize])
+            .map_err(Error::driver("clearing probe output"))?;
+        let counter = stream
+            .alloc_zeros::<u32>(1)
+            .map_err(Error::driver("clearing probe counter"))?;
+        let out_ptr = memory::address(&out, &stream);
+        let counter_ptr = memory::address(&counter, &stream);
         let mut raw: Vec<*mut c_void> = vec![
-            &out.ptr as *const CUdeviceptr as *mut c_void,
-            &counter.ptr as *const CUdeviceptr as *mut c_void,
+            &out_ptr as *const CUdeviceptr as *mut c_void,
+            &counter_ptr as *const CUdeviceptr as *mut c_void,
             &n as *const u32 as *mut c_void,
         ];
-        // SAFETY: `gtap_probe(out: *mut u32, counter: *mut u32, n: u32)`; the pointers are live.
+        // SAFETY: `gtap_probe(out: *mut u32, counter: *mut u32, n: u32)`; the pointers are live
+        // and the launch is enqueued on the stream that made and filled them.
         unsafe {
             result::launch_kernel(
                 f,
                 (blocks, 1, 1),
                 (block, 1, 1),
                 0,
-                self.stream.cu_stream(),
+                stream.cu_stream(),
                 &mut raw,
             )
         }
         .map_err(Error::driver("launching the probe"))?;
-        self.stream
-            .synchronize()
-            .map_err(Error::driver("running the probe"))?;
-        let mut values = vec![0u32; n as usize];
-        let mut count = [0u32];
-        // SAFETY: copies out of the live allocations.
-        unsafe {
-            result::memcpy_dtoh_sync(&mut values[..], out.ptr)
-                .map_err(Error::driver("copying probe output"))?;
-            result::memcpy_dtoh_sync(&mut count[..], counter.ptr)
-                .map_err(Error::driver("copying probe counter"))?;
-        }
+        let values = stream
+            .clone_dtoh(&out)
+            .map_err(Error::driver("copying probe output"))?;
+        let count = stream
+            .clone_dtoh(&counter)
+            .map_err(Error::driver("copying probe counter"))?;
         Ok((values, count[0]))
     }
+}
+
+/// Sets the context's per-thread stack back to `bytes` if another runtime on the same
+/// context changed it.
+fn keep_stack(ctx: &CudaContext, bytes: u32) -> Result<()> {
+    let stack = sys::CUlimit::CU_LIMIT_STACK_SIZE;
+    let set = ctx
+        .get_limit(stack)
+        .map_err(Error::driver("reading the per-thread stack size"))?;
+    if set != bytes as usize {
+        ctx.set_limit(stack, bytes as usize)
+            .map_err(Error::driver("setting the per-thread stack size"))?;
+    }
+    Ok(())
+}
+
+/// Sets the per-thread stack the configuration asks for and returns what the driver set.
+fn set_stack(ctx: &CudaContext, config: &Config) -> Result<u32> {
+    let stack = sys::CUlimit::CU_LIMIT_STACK_SIZE;
+    let bytes = config.stack_bytes.unwrap_or(Config::DEFAULT_STACK_BYTES);
+    ctx.set_limit(stack, bytes as usize)
+        .map_err(|e| ConfigError::StackBytes {
+            bytes,
+            reason: e.to_string(),
+        })?;
+    let set = ctx
+        .get_limit(stack)
+        .map_err(Error::driver("reading the per-thread stack size"))?;
+    Ok(u32::try_from(set).unwrap_or(u32::MAX))
 }

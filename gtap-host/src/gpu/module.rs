@@ -6,6 +6,10 @@
 //! (`CU_JIT_MAX_REGISTERS`): the scheduler is latency-bound, so how many warps fit on a
 //! multiprocessor decides its throughput, and that is the register count of the kernels. A
 //! cubin's register count is fixed, so with a cap the PTX is compiled instead.
+//!
+//! So modules are loaded through the driver API, and since cudarc's `CudaModule` and
+//! `CudaFunction` cannot wrap a module loaded that way, the kernels are raw `CUfunction`s:
+//! their occupancy and register queries here, and their launches, use the driver API as well.
 
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
