@@ -14,10 +14,11 @@
 use std::boxed::Box;
 use std::vec::Vec;
 
+use crate::abi::ErrorCode;
+use crate::abi::LaunchParams;
 use crate::arch::Warp;
-use crate::error::{ErrorCode, Failure, Place, record};
+use crate::error::{Failure, Place, record};
 use crate::launch::Runtime;
-use crate::layout::LaunchParams;
 use crate::queue;
 use crate::scheduler::{Step, Worker};
 use crate::task::{Site, TaskFunction, create_root};

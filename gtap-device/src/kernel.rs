@@ -5,7 +5,7 @@
 //! writes the body's return value. On the host the same body is reachable through the
 //! [`Kernel`] trait, which the CPU executor calls.
 
-use crate::layout::LaunchParams;
+use crate::abi::LaunchParams;
 use crate::slice::{Slice, SliceMut};
 use crate::task::{Site, TaskFunction};
 

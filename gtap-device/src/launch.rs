@@ -1,12 +1,12 @@
 //! The device's view of one launch: typed pointers into the runtime's region.
 
-use crate::error::ErrorRecord;
-use crate::layout::{LaunchParams, OPT_RANDOM_QUEUE};
+use crate::abi::ErrorRecord;
+use crate::abi::WarpStats;
+use crate::abi::{LaunchParams, OPT_RANDOM_QUEUE};
 use crate::pool::{PoolCell, PoolMeta};
 use crate::queue::QueueMeta;
 use crate::record::Header;
 use crate::scheduler::Control;
-use crate::stats::WarpStats;
 
 /// Typed pointers into the runtime's region plus the geometry, resolved once per launch from
 /// [`LaunchParams`]. On the GPU each block keeps a copy in shared memory.
@@ -39,7 +39,7 @@ impl Runtime {
     /// Resolves the launch parameters.
     pub fn new(p: &LaunchParams) -> Self {
         debug_assert!(
-            p.base.is_multiple_of(crate::layout::REGION_ALIGN as u64),
+            p.base.is_multiple_of(crate::abi::REGION_ALIGN as u64),
             "misaligned runtime region"
         );
         let l = &p.layout;
@@ -140,7 +140,7 @@ impl Runtime {
     /// Payload bytes available to a task's future.
     #[inline(always)]
     pub(crate) fn payload_bytes(&self) -> u32 {
-        self.slot_bytes - crate::record::HEADER_BYTES as u32
+        self.slot_bytes - crate::abi::HEADER_BYTES as u32
     }
 
     /// Whether the deterministic executor asked for random queue choice.

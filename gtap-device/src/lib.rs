@@ -39,6 +39,7 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod abi;
 pub mod arch;
 pub mod atomic;
 #[cfg(not(target_arch = "nvptx64"))]
@@ -49,7 +50,6 @@ pub mod join;
 pub mod kernel;
 pub mod lane;
 pub mod launch;
-pub mod layout;
 #[cfg(all(test, loom))]
 mod loom_tests;
 pub mod math;
@@ -59,17 +59,16 @@ pub mod queue;
 pub mod record;
 pub mod scheduler;
 pub mod slice;
-pub mod stats;
 pub mod task;
 #[cfg(test)]
 mod testing;
 pub mod thread;
 
+pub use abi::{Geometry, LaunchParams, Layout};
 pub use atomic::AtomicElement;
 pub use device_code::{Cubin, DeviceCode, KernelModule};
 pub use kernel::{Kernel, KernelArg, KernelArgs};
 pub use lane::SCRATCH_WORDS;
-pub use layout::{Geometry, LaunchParams, Layout};
 pub use slice::{Slice, SliceMut};
 pub use task::{TaskFunction, TaskInfo};
 
@@ -77,8 +76,8 @@ pub use task::{TaskFunction, TaskInfo};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::__ptx_kernel as ptx_kernel;
+    pub use crate::abi::LaunchParams;
     pub use crate::kernel::{Kernel, KernelArg, KernelArgs, entry, write_result};
-    pub use crate::layout::LaunchParams;
     pub use crate::task::{
         DirectCall, QueueIndex, Site, Suspend, TaskFunction, TaskInfo, prepare_wait, queue_index,
         record_bytes_of, record_bytes_u32, spawn,

@@ -22,8 +22,8 @@
 use core::sync::atomic::Ordering;
 use std::vec::Vec;
 
+use crate::abi::Geometry;
 use crate::arch::{self, Warp, shadow};
-use crate::layout::Geometry;
 use crate::pool::{self, PoolLocal};
 use crate::queue;
 use crate::scheduler::Worker;

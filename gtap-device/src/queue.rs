@@ -30,8 +30,9 @@
 
 use core::sync::atomic::Ordering;
 
+use crate::abi::ErrorCode;
 use crate::arch::{self, AtomicU32, Lanes, WARP_SIZE, Warp};
-use crate::error::{ErrorCode, Failure, raise};
+use crate::error::{Failure, raise};
 use crate::lane::LaneView;
 use crate::launch::Runtime;
 use crate::record::NONE;

@@ -44,18 +44,13 @@
 use core::cell::UnsafeCell;
 use core::sync::atomic::Ordering;
 
+use crate::abi::{MAX_QUEUES, WarpStats};
 use crate::arch::{self, AtomicU32, LocalU32, WARP_SIZE, Warp};
 use crate::join::{self, Done};
-use crate::lane::{LaneCtx, Scratch};
-use crate::launch::Runtime;
 use crate::pool::{self, PoolLocal};
 use crate::queue::{self, Batch, KEEP};
 use crate::record::{self, NONE};
-use crate::stats::WarpStats;
 use crate::task::TaskFunction;
-
-/// The most divergence-aware queues a warp may have.
-pub const MAX_QUEUES: usize = 16;
 
 /// Busy warps read the stop word once every this many steps.
 pub const STOP_CHECK_STEPS: u32 = 32;
@@ -148,36 +143,6 @@ impl Default for WarpShared {
     fn default() -> Self {
         Self::new()
     }
-}
-
-const fn align16(n: usize) -> usize {
-    (n + 15) & !15
-}
-
-/// Offset of warp `w`'s [`WarpShared`] in a block's shared-memory area.
-pub const fn warp_area_offset(w: u32) -> usize {
-    align16(core::mem::size_of::<Runtime>())
-        + w as usize * align16(core::mem::size_of::<WarpShared>())
-}
-
-/// Offset of the lane contexts in a block's shared-memory area.
-pub const fn lane_area_offset(warps_per_block: u32) -> usize {
-    warp_area_offset(warps_per_block)
-}
-
-/// Offset of the threads' scratch memory in a block's shared-memory area.
-pub const fn scratch_area_offset(threads: u32) -> usize {
-    align16(
-        lane_area_offset(threads / WARP_SIZE) + threads as usize * core::mem::size_of::<LaneCtx>(),
-    )
-}
-
-/// Bytes of dynamic shared memory the GPU runtime needs per block of `threads` threads: the
-/// runtime view, one [`WarpShared`] per warp, one [`LaneCtx`] and one [`Scratch`] per thread.
-/// All are `#[repr(C)]` (or arrays) with the same layout on host and device, so the host
-/// computes this.
-pub const fn shared_bytes(threads: u32) -> usize {
-    scratch_area_offset(threads) + threads as usize * core::mem::size_of::<Scratch>()
 }
 
 /// What one call of [`Worker::step`] did.
@@ -420,7 +385,7 @@ fn run_task<R: TaskFunction>(id: u32) -> Done {
     arch::shadow::write(h as usize);
     // The header and the future's first sectors are loaded together rather than one after the
     // other (the poll pointer, then the future's state).
-    let slot = (h as *const u8).wrapping_add(record::HEADER_BYTES);
+    let slot = (h as *const u8).wrapping_add(crate::abi::HEADER_BYTES);
     arch::prefetch(slot);
     if rt.slot_bytes > 64 {
         arch::prefetch(slot.wrapping_add(32));

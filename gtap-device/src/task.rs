@@ -9,10 +9,11 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
+use crate::abi::ErrorCode;
+use crate::abi::ROOT_RESULT_BYTES;
 use crate::arch::{self, Warp};
-use crate::error::{ErrorCode, Failure, raise};
+use crate::error::{Failure, raise};
 use crate::lane::{FAILED, SUSPEND};
-use crate::layout::ROOT_RESULT_BYTES;
 use crate::record::{self, MAX_ALIGN, NONE};
 use crate::{pool, queue};
 
@@ -301,7 +302,8 @@ mod tests {
 
     use super::*;
     use crate::launch::Runtime;
-    use crate::record::{HEADER_BYTES, Header};
+    use crate::abi::HEADER_BYTES;
+    use crate::record::Header;
     use crate::scheduler::{Step, Worker};
     use crate::testing::{Fib, Launch, geometry, root_fib, within};
 

@@ -10,10 +10,10 @@ use std::sync::mpsc;
 use std::time::Duration;
 use std::vec::Vec;
 
+use crate::abi::{ErrorCode, ErrorRecord};
+use crate::abi::{Geometry, LaunchParams, Layout, Line, REGION_ALIGN};
 use crate::arch::Warp;
-use crate::error::{ErrorCode, ErrorRecord};
 use crate::launch::Runtime;
-use crate::layout::{Geometry, LaunchParams, Layout, Line, REGION_ALIGN};
 use crate::queue;
 use crate::scheduler::{Step, Worker};
 use crate::task::{

@@ -5,11 +5,9 @@ use std::panic::{self, AssertUnwindSafe};
 use std::time::Instant;
 
 use gtap_device::Kernel;
+use gtap_device::abi::{ErrorRecord, LaunchParams, Layout, Line, OPT_RANDOM_QUEUE, WarpStats};
 use gtap_device::cpu::{Aborted, Driver, Mode};
-use gtap_device::error::ErrorRecord;
-use gtap_device::layout::{LaunchParams, Layout, Line, OPT_RANDOM_QUEUE};
 use gtap_device::pool::{PoolCell, PoolMeta};
-use gtap_device::stats::WarpStats;
 
 use crate::config::{Config, Limits};
 use crate::device_error::DeviceError;

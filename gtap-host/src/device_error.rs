@@ -2,8 +2,7 @@
 
 use std::fmt;
 
-use gtap_device::error::{ErrorCode, ErrorRecord};
-use gtap_device::layout::{Geometry, Layout};
+use gtap_device::abi::{ErrorCode, ErrorRecord, Geometry, Layout};
 
 use crate::timing::bytes;
 

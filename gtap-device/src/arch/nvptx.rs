@@ -6,10 +6,11 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::Ordering;
 
 use super::WARP_SIZE;
+use crate::abi::{lane_area_offset, scratch_area_offset, warp_area_offset};
 use crate::lane::Scratch;
 use crate::lane::{LaneCtx, LaneView};
 use crate::launch::Runtime;
-use crate::scheduler::{WarpShared, lane_area_offset, scratch_area_offset, warp_area_offset};
+use crate::scheduler::WarpShared;
 
 /// A 32-bit atomic in device memory; see the [module docs](super).
 ///
@@ -322,7 +323,7 @@ fn ctaid() -> u32 {
 
 // The runtime's block-level state lives in dynamic shared memory, sized by the host:
 // [Runtime][WarpShared; warps per block][LaneCtx; threads per block][Scratch; threads per block]
-// (see `scheduler::shared_bytes`).
+// (see `abi::shared_bytes`).
 global_asm!(".extern .shared .align 16 .b8 gtap_smem[];");
 
 #[inline(always)]

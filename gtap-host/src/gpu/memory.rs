@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::{self, CUdeviceptr};
 use cudarc::driver::{CudaContext, result};
-use gtap_device::error::ErrorRecord;
+use gtap_device::abi::ErrorRecord;
 
 use crate::error::{Error, Result};
 

@@ -11,9 +11,7 @@ use std::time::Instant;
 
 use cudarc::driver::sys::{self, CUdeviceptr};
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, result};
-use gtap_device::layout::{LaunchParams, Layout, ROOT_RESULT_BYTES};
-use gtap_device::scheduler::shared_bytes;
-use gtap_device::stats::WarpStats;
+use gtap_device::abi::{LaunchParams, Layout, ROOT_RESULT_BYTES, WarpStats, shared_bytes};
 use gtap_device::{DeviceCode, Kernel, KernelArgs};
 
 use crate::config::{Config, Limits};
