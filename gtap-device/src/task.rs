@@ -301,8 +301,8 @@ mod tests {
     use core::sync::atomic::Ordering;
 
     use super::*;
-    use crate::launch::Runtime;
     use crate::abi::HEADER_BYTES;
+    use crate::launch::Runtime;
     use crate::record::Header;
     use crate::scheduler::{Step, Worker};
     use crate::testing::{Fib, Launch, geometry, root_fib, within};
