@@ -174,6 +174,12 @@ pub fn run<K: Kernel>(state: &mut State, mode: Mode, args: K::Args) -> Result<K:
     }
 }
 
+/// The record size of every task function linked into this program (name, bytes; `u32::MAX`
+/// when over-aligned), which sizes the executor's task slots.
+pub fn task_records() -> impl Iterator<Item = (&'static str, u32)> {
+    crate::task::TASK_RECORDS.iter().map(|r| (r.name, r.bytes))
+}
+
 /// The executor's settings, reached from [`LaunchParams::host`].
 #[derive(Debug)]
 struct Driver {

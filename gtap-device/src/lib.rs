@@ -39,32 +39,37 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+// The contract with gtap-host and gtap-builder, and the CPU executor's entry point.
 pub mod abi;
-pub mod arch;
-pub mod atomic;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod cpu;
-pub mod device_code;
-pub mod error;
-pub mod join;
-pub mod kernel;
-pub mod lane;
-pub mod launch;
-#[cfg(all(test, loom))]
-mod loom_tests;
+
+// What user code names (through the `gtap` facade).
 pub mod math;
-pub mod pool;
-pub mod probe;
-pub mod queue;
-pub mod record;
-pub mod scheduler;
-pub mod slice;
-pub mod task;
-#[cfg(test)]
-mod testing;
 pub mod thread;
 
-pub use abi::{Geometry, LaunchParams, Layout};
+// The runtime's internals: private, reached only through the items re-exported below and the
+// macros' `__private` module.
+mod arch;
+mod atomic;
+mod device_code;
+mod error;
+mod join;
+mod kernel;
+mod lane;
+mod launch;
+#[cfg(all(test, loom))]
+mod loom_tests;
+mod pool;
+mod probe;
+mod queue;
+mod record;
+mod scheduler;
+mod slice;
+mod task;
+#[cfg(test)]
+mod testing;
+
 pub use atomic::AtomicElement;
 pub use device_code::{Cubin, DeviceCode, KernelModule};
 pub use kernel::{Kernel, KernelArg, KernelArgs};

@@ -4,9 +4,9 @@
 use core::future::Future;
 
 use gtap_device::__private::{Site, Suspend, TaskFunction, TaskInfo, entry, prepare_wait, spawn};
-use gtap_device::abi::{ErrorCode, ErrorRecord};
+use gtap_device::Kernel;
+use gtap_device::abi::{ErrorCode, ErrorRecord, Geometry, LaunchParams, Layout};
 use gtap_device::cpu::{self, Mode, RunError, State};
-use gtap_device::{Geometry, Kernel, LaunchParams, Layout};
 
 struct Fib;
 

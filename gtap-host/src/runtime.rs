@@ -117,7 +117,7 @@ impl Runtime {
     }
 
     /// The resolved shape: grid, block size, slots per warp, queues, slot bytes, pool bytes.
-    pub fn layout(&self) -> &gtap_device::Layout {
+    pub fn layout(&self) -> &gtap_device::abi::Layout {
         match &self.backend {
             Backend::Gpu(g) => g.layout(),
             Backend::Cpu(c) => c.layout(),

@@ -211,13 +211,6 @@ impl LocalU32 {
         self.0.set(old.wrapping_add(v));
         old
     }
-    /// Clears the bits not in `v` and returns the previous value.
-    #[inline(always)]
-    pub fn fetch_and(&self, v: u32) -> u32 {
-        let old = self.0.get();
-        self.0.set(old & v);
-        old
-    }
     /// Replaces `current` by `new` if the counter holds `current`; returns whether it did.
     #[inline(always)]
     pub fn compare_exchange(&self, current: u32, new: u32) -> bool {
