@@ -2,11 +2,11 @@
 //! single-threaded simulation.
 //!
 //! Its one entry point is [`run`]: it runs a kernel on a [`State`] (the runtime's region and
-//! error record in host memory, laid out as on the GPU) and returns the kernel's value or why
+//! error report in host memory, laid out as on the GPU) and returns the kernel's value or why
 //! there is none.
 //!
 //! Its one entry point is [`run`]: it runs a kernel on a [`State`] (the runtime's region and
-//! error record in host memory, laid out as on the GPU) and returns the kernel's value or why
+//! error report in host memory, laid out as on the GPU) and returns the kernel's value or why
 //! there is none.
 //!
 //! * [`Mode::Parallel`]: one OS thread per warp, each running [`Worker::run`] exactly as a GPU
@@ -28,13 +28,13 @@ use std::vec::Vec;
 
 use crate::Kernel;
 use crate::abi::{
-    ErrorCode, ErrorRecord, LaunchParams, Layout, Line, OPT_RANDOM_QUEUE, POOL_CELL_BYTES,
+    ErrorCode, ErrorReport, LaunchParams, Layout, Line, OPT_RANDOM_QUEUE, POOL_CELL_BYTES,
     REGION_ALIGN, WarpStats,
 };
 use crate::arch::Warp;
-use crate::error::{Failure, Place, record};
-use crate::launch::Runtime;
+use crate::error::{Failure, Place, raise_at};
 use crate::queue;
+use crate::region::Region;
 use crate::scheduler::{Step, Worker};
 use crate::task::{Site, TaskFunction, create_root};
 
@@ -54,10 +54,10 @@ pub enum Mode {
 }
 
 /// The runtime's memory in host memory: the region, laid out by a [`Layout`] as on the GPU,
-/// and the error record.
+/// and the error report.
 pub struct State {
     mem: Vec<Line>,
-    error: Box<ErrorRecord>,
+    error: Box<ErrorReport>,
     layout: Layout,
 }
 
@@ -66,7 +66,7 @@ impl State {
     pub fn new(layout: Layout) -> Self {
         Self {
             mem: vec![Line([0; REGION_ALIGN]); (layout.bytes as usize).div_ceil(REGION_ALIGN)],
-            error: Box::new(ErrorRecord::EMPTY),
+            error: Box::new(ErrorReport::EMPTY),
             layout,
         }
     }
@@ -76,10 +76,10 @@ impl State {
         &self.layout
     }
 
-    /// Zeroes the whole region and the error record.
+    /// Zeroes the whole region and the error report.
     pub fn reset(&mut self) {
         self.bytes().fill(0);
-        *self.error = ErrorRecord::EMPTY;
+        *self.error = ErrorReport::EMPTY;
     }
 
     /// Each warp's statistics of the last launch.
@@ -113,7 +113,7 @@ impl State {
         };
         LaunchParams {
             base: self.mem.as_mut_ptr() as u64,
-            error: &mut *self.error as *mut ErrorRecord as u64,
+            error: &mut *self.error as *mut ErrorReport as u64,
             layout: self.layout,
             options,
             seed,
@@ -121,19 +121,19 @@ impl State {
         }
     }
 
-    /// Zeroes the error record, the metadata and the free-id cells the last launch used (as
+    /// Zeroes the error report, the metadata and the free-id cells the last launch used (as
     /// far as each warp's pool counted frees); the cells are most of the state and a launch
     /// rarely touches them all.
     fn clear_for_launch(&mut self) {
-        *self.error = ErrorRecord::EMPTY;
+        *self.error = ErrorReport::EMPTY;
         let layout = self.layout;
         let cells = 1u64 << layout.geometry.id_shift();
         let driver = Driver {
             mode: Mode::Parallel,
         };
-        let rt = Runtime::new(&self.params(Mode::Parallel, &driver));
+        let region = Region::new(&self.params(Mode::Parallel, &driver));
         let used: Vec<u64> = (0..layout.geometry.warps())
-            .map(|w| (rt.pool_meta(w).frees.load(Ordering::Relaxed) as u64).min(cells))
+            .map(|w| (region.pool_meta(w).frees.load(Ordering::Relaxed) as u64).min(cells))
             .collect();
         let bytes = self.bytes();
         for (w, used) in used.into_iter().enumerate() {
@@ -148,9 +148,9 @@ impl State {
 /// Why [`run`] returned no value.
 #[derive(Clone, Debug)]
 pub enum RunError {
-    /// A device failure stopped the launch; the record says which (empty if none was
-    /// recorded, which would be a runtime bug).
-    Aborted(Box<ErrorRecord>),
+    /// A device failure stopped the launch; the report says which (empty if none was
+    /// written, which would be a runtime bug).
+    Aborted(Box<ErrorReport>),
     /// The kernel body panicked outside a task (its message).
     Panicked(String),
 }
@@ -187,7 +187,7 @@ struct Driver {
 }
 
 /// Unwinding payload of a kernel body whose launch aborted with a device error (the error
-/// record says which); [`run`] catches it.
+/// report says which); [`run`] catches it.
 #[derive(Debug)]
 struct Aborted;
 
@@ -210,7 +210,7 @@ where
     );
     // SAFETY: `host` is set by the launcher to a `Driver` that outlives the launch.
     let driver = unsafe { &*(launch.host as *const Driver) };
-    let rt = Runtime::new(launch);
+    let region = Region::new(launch);
     let mut args = Some(args);
     let mut root = |warp: &Warp| {
         if let Some(args) = args.take() {
@@ -218,21 +218,21 @@ where
         }
     };
     match driver.mode {
-        Mode::Deterministic { seed } => deterministic::<T>(&rt, seed, &mut root),
-        Mode::Parallel => parallel::<T>(&rt, &mut root),
+        Mode::Deterministic { seed } => deterministic::<T>(&region, seed, &mut root),
+        Mode::Parallel => parallel::<T>(&region, &mut root),
     }
-    if rt.control().aborted() {
+    if region.control().aborted() {
         std::panic::resume_unwind(Box::new(Aborted));
     }
     // SAFETY: the root finished, so the result area holds its `T::Output`.
-    unsafe { (rt.root_result as *const T::Output).read() }
+    unsafe { (region.root_result as *const T::Output).read() }
 }
 
-fn deterministic<T: TaskFunction>(rt: &Runtime, seed: u64, root: &mut dyn FnMut(&Warp)) {
-    let n = rt.warps as usize;
+fn deterministic<T: TaskFunction>(region: &Region, seed: u64, root: &mut dyn FnMut(&Warp)) {
+    let n = region.warps as usize;
     let mix = |w: usize| (seed ^ (w as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1;
     let warps: Vec<Warp> = (0..n)
-        .map(|w| Warp::new(rt, w as u32, Some(mix(w))))
+        .map(|w| Warp::new(region, w as u32, Some(mix(w))))
         .collect();
     let mut workers: Vec<Worker<'_>> = warps.iter().map(Worker::new).collect();
     workers[0].start_root(|w| root(w));
@@ -253,8 +253,8 @@ fn deterministic<T: TaskFunction>(rt: &Runtime, seed: u64, root: &mut dyn FnMut(
                         lane: 0,
                         task_id: u32::MAX,
                     };
-                    record(
-                        rt,
+                    raise_at(
+                        region,
                         place,
                         Failure::in_task(ErrorCode::Stalled, None, idle, STALL_ROUNDS * n as u64),
                     );
@@ -269,24 +269,24 @@ fn deterministic<T: TaskFunction>(rt: &Runtime, seed: u64, root: &mut dyn FnMut(
 
 /// A pointer to the runtime view that scoped worker threads share.
 #[derive(Clone, Copy)]
-struct Shared(*const Runtime);
+struct Shared(*const Region);
 // SAFETY: the view is read-only and outlives the scoped threads; all mutation of device
 // memory goes through the runtime's atomics and fences.
 unsafe impl Send for Shared {}
 // SAFETY: as above.
 unsafe impl Sync for Shared {}
 
-fn parallel<T: TaskFunction>(rt: &Runtime, root: &mut dyn FnMut(&Warp)) {
-    let shared = Shared(rt);
+fn parallel<T: TaskFunction>(region: &Region, root: &mut dyn FnMut(&Warp)) {
+    let shared = Shared(region);
     std::thread::scope(|s| {
-        for w in 1..rt.warps {
+        for w in 1..region.warps {
             s.spawn(move || {
                 let shared = shared;
                 let warp = Warp::new(shared.0, w, None);
                 Worker::new(&warp).run::<T>();
             });
         }
-        let warp = Warp::new(rt, 0, None);
+        let warp = Warp::new(region, 0, None);
         let mut worker = Worker::new(&warp);
         worker.start_root(|w| root(w));
         worker.run::<T>();

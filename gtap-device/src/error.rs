@@ -1,10 +1,10 @@
-//! Device-side failures: the first one is recorded for the host, and every worker stops.
+//! Device-side failures: the first one is reported to the host, and every worker stops.
 //!
 //! A failure (queue overflow, exhausted task pool, bad queue index, oversized task record,
-//! panic in user code) claims the single [`ErrorRecord`](crate::abi::ErrorRecord) with a compare-and-swap, fills it in,
+//! panic in user code) claims the single [`ErrorReport`](crate::abi::ErrorReport) with a compare-and-swap, fills it in,
 //! and raises the launch's abort flag, which a warp reads whenever it has nothing to run and
 //! otherwise once every `STOP_CHECK_STEPS` scheduling steps (see [`crate::scheduler`]). The
-//! record lives in host memory mapped into the device, so the host can read it even when the
+//! report lives in host memory mapped into the device, so the host can read it even when the
 //! kernel did not end cleanly.
 
 use core::sync::atomic::Ordering;
@@ -13,7 +13,7 @@ use crate::abi::ErrorCode;
 use crate::arch;
 use crate::task::{Site, TaskInfo};
 
-/// A failure about to be recorded.
+/// A failure about to be reported.
 pub(crate) struct Failure<'a> {
     pub code: ErrorCode,
     pub task: Option<&'a str>,
@@ -75,7 +75,7 @@ pub(crate) struct Place {
     pub task_id: u32,
 }
 
-/// Records `f` if it is the launch's first failure, then asks every worker to stop.
+/// Reports `f` if it is the launch's first failure, then asks every worker to stop.
 /// Must be called by a lane that is polling a task or running the scheduler.
 pub(crate) fn raise(f: Failure<'_>) {
     let lane = arch::current_lane();
@@ -88,43 +88,43 @@ pub(crate) fn raise(f: Failure<'_>) {
         lane: arch::lane_index(),
         task_id,
     };
-    record(lane.rt(), place, f);
+    raise_at(lane.region(), place, f);
     // SAFETY: the calling lane owns its context.
     unsafe { lane.ctx() }.flags |= crate::lane::FAILED;
 }
 
-/// Records `f` at `place` if it is the launch's first failure, then asks every worker to stop.
-pub(crate) fn record(rt: &crate::launch::Runtime, place: Place, f: Failure<'_>) {
-    let control = rt.control();
+/// Reports `f` at `place` if it is the launch's first failure, then asks every worker to stop.
+pub(crate) fn raise_at(region: &crate::region::Region, place: Place, f: Failure<'_>) {
+    let control = region.control();
     if control
         .error_claim
         .compare_exchange(0, 1, Ordering::AcqRel)
         .is_ok()
     {
-        // SAFETY: the claim above makes this the record's only writer; the pointer comes from
+        // SAFETY: the claim above makes this the report's only writer; the pointer comes from
         // the launch parameters and stays valid for the launch.
-        let rec = unsafe { &mut *rt.error };
-        rec.block = place.block;
-        rec.thread = place.thread;
-        rec.warp = place.warp;
-        rec.lane = place.lane;
+        let report = unsafe { &mut *region.error };
+        report.block = place.block;
+        report.thread = place.thread;
+        report.warp = place.warp;
+        report.lane = place.lane;
         let task_id = place.task_id;
-        rec.line = f.line;
-        rec.queue = f.queue;
-        rec.task_id = task_id;
-        rec.value = f.value;
-        rec.limit = f.limit;
-        copy_text(&mut rec.task, f.task.unwrap_or(""));
-        copy_text(&mut rec.file, f.file.unwrap_or(""));
-        copy_text(&mut rec.message, f.message.unwrap_or(""));
+        report.line = f.line;
+        report.queue = f.queue;
+        report.task_id = task_id;
+        report.value = f.value;
+        report.limit = f.limit;
+        copy_text(&mut report.task, f.task.unwrap_or(""));
+        copy_text(&mut report.file, f.file.unwrap_or(""));
+        copy_text(&mut report.message, f.message.unwrap_or(""));
         arch::fence_system();
-        rec.code = f.code as u32;
+        report.code = f.code as u32;
         arch::fence_system();
     }
     control.abort();
 }
 
-/// Records a panic in user code. `site` is the panic's location when known.
+/// Reports a panic in user code. `site` is the panic's location when known.
 #[cfg_attr(loom, allow(dead_code))] // under loom a panic fails the model instead
 pub(crate) fn raise_panic(message: &str, site: Option<(&str, u32)>) {
     let lane = arch::current_lane();
@@ -139,7 +139,7 @@ pub(crate) fn raise_panic(message: &str, site: Option<(&str, u32)>) {
     raise(f);
 }
 
-/// On the GPU a panic in user code is recorded and the panicking lane retires; the rest of the
+/// On the GPU a panic in user code is reported and the panicking lane retires; the rest of the
 /// grid sees the abort flag within `STOP_CHECK_STEPS` scheduling steps and stops, so the
 /// kernel ends normally and the runtime stays usable.
 #[cfg(target_arch = "nvptx64")]

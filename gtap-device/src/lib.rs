@@ -6,18 +6,24 @@
 //! simulation. Only [`arch`] differs between the two. Users reach it through the `gtap` crate;
 //! launching lives in `gtap-host`.
 //!
-//! How the pieces fit, in the order a task meets them:
+//! What other crates see is short: the user-facing types (re-exported by `gtap`), [`abi`] (the
+//! contract with `gtap-host` and `gtap-builder`: every shared `#[repr(C)]` shape, limit and
+//! size), [`cpu::run`] (the CPU executor's entry point), and `__private` for the macros. Every
+//! other module is private. How they fit, in the order a task meets them:
 //!
 //! | module | concept |
 //! |---|---|
 //! | [`task`] | what the macros expand to: task functions as futures, spawn, wait |
+//! | [`kernel`] | kernels and `entry!`: every thread becomes a scheduler worker |
 //! | [`record`] | a task record: header + the task's future, in one slot |
 //! | [`pool`] | per-warp task-ID pools |
 //! | [`queue`] | per-warp ring queues: staging, publishing, pops, steals, DAQ |
 //! | [`join`] | join counters and continuations |
-//! | [`scheduler`] | the warp loop tying them together, termination |
-//! | [`error`] | device failures recorded for the host |
-//! | [`layout`] | where everything lives in device memory |
+//! | [`scheduler`] | the worker loop (a worker is a warp in thread mode) tying them together, termination |
+//! | [`error`] | device failures reported to the host |
+//! | [`region`] | the device's view of one launch: typed pointers into the region |
+//! | [`abi`] | the host-device contract: layout, launch parameters, shared-memory map, error report, statistics, limits |
+//! | [`cpu`] | the CPU executor: `State` (the region in host memory) and `run` |
 //! | [`arch`] | the GPU/CPU layer: atomics with explicit ordering, warps, lane context |
 //!
 //! The scheduler's protocol (queues, steals, joins, termination, memory ordering) is written
@@ -57,13 +63,13 @@ mod error;
 mod join;
 mod kernel;
 mod lane;
-mod launch;
 #[cfg(all(test, loom))]
 mod loom_tests;
 mod pool;
 mod probe;
 mod queue;
 mod record;
+mod region;
 mod scheduler;
 mod slice;
 mod task;

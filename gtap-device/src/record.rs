@@ -150,7 +150,7 @@ where
                 // SAFETY: the record is this lane's until the task is freed.
                 let parent = unsafe { (*h).parent };
                 if parent != NONE {
-                    arch::shadow::read(lane.rt().header(parent) as usize);
+                    arch::shadow::read(lane.region().header(parent) as usize);
                 }
             }
             // SAFETY: `dst` is null or points to a `T::Output` slot that stays allocated until this

@@ -5,7 +5,7 @@ use core::future::Future;
 
 use gtap_device::__private::{Site, Suspend, TaskFunction, TaskInfo, entry, prepare_wait, spawn};
 use gtap_device::Kernel;
-use gtap_device::abi::{ErrorCode, ErrorRecord, Geometry, LaunchParams, Layout};
+use gtap_device::abi::{ErrorCode, ErrorReport, Geometry, LaunchParams, Layout};
 use gtap_device::cpu::{self, Mode, RunError, State};
 
 struct Fib;
@@ -62,7 +62,7 @@ impl Kernel for FibKernel {
     }
 }
 
-fn run(mode: Mode, geometry: Geometry, n: u32) -> Result<u64, Box<ErrorRecord>> {
+fn run(mode: Mode, geometry: Geometry, n: u32) -> Result<u64, Box<ErrorReport>> {
     let mut state = State::new(Layout::new(geometry).unwrap());
     match cpu::run::<FibKernel>(&mut state, mode, (n,)) {
         Ok(v) => Ok(v),
@@ -102,5 +102,5 @@ fn small_pool_is_a_typed_error() {
     let err = run(Mode::Deterministic { seed: 1 }, geometry(1, 1, 16, 2), 20).unwrap_err();
     assert_eq!(err.code, ErrorCode::PoolExhausted as u32);
     assert_eq!(err.limit, 16);
-    assert_eq!(ErrorRecord::text(&err.task), "fib");
+    assert_eq!(ErrorReport::text(&err.task), "fib");
 }

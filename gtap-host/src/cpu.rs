@@ -82,10 +82,10 @@ impl Cpu {
         let ran = cpu::run::<K>(&mut self.state, self.mode, args);
         let kernel_ms = wall.elapsed().as_secs_f64() * 1e3;
         let result = ran.map_err(|e| match e {
-            RunError::Aborted(record) => match DeviceError::from_record(&record) {
+            RunError::Aborted(report) => match DeviceError::from_report(&report) {
                 Some(e) => Error::Device(Box::new(e)),
                 None => Error::HostPanic {
-                    message: "launch aborted without an error record".into(),
+                    message: "launch aborted without an error report".into(),
                 },
             },
             RunError::Panicked(message) => Error::HostPanic { message },

@@ -1,4 +1,4 @@
-//! The error record: the first device failure of a launch, written by the device into host
+//! The error report: the first device failure of a launch, written by the device into host
 //! memory mapped into it (so the host can read it even when the kernel did not end cleanly),
 //! and the codes that say what failed.
 
@@ -44,7 +44,7 @@ impl ErrorCode {
 /// The first device failure of a launch, as the host reads it. `code` is zero when none.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
-pub struct ErrorRecord {
+pub struct ErrorReport {
     /// An [`ErrorCode`], or 0.
     pub code: u32,
     /// Thread block of the failing thread.
@@ -73,9 +73,9 @@ pub struct ErrorRecord {
     pub message: [u8; 128],
 }
 
-impl ErrorRecord {
+impl ErrorReport {
     /// No error.
-    pub const EMPTY: ErrorRecord = ErrorRecord {
+    pub const EMPTY: ErrorReport = ErrorReport {
         code: 0,
         block: 0,
         thread: 0,

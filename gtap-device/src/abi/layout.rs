@@ -197,7 +197,7 @@ impl Layout {
 pub struct LaunchParams {
     /// Device address of the runtime's region, aligned to [`REGION_ALIGN`].
     pub base: u64,
-    /// Device address of the [`ErrorRecord`](super::ErrorRecord) (host memory mapped into the device on the GPU).
+    /// Device address of the [`ErrorReport`](super::ErrorReport) (host memory mapped into the device on the GPU).
     pub error: u64,
     /// The region's layout.
     pub layout: Layout,

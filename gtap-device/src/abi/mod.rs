@@ -2,7 +2,7 @@
 //! the device code must agree on, in one place.
 //!
 //! The host allocates the runtime's region, fills in [`LaunchParams`], sizes the dynamic shared
-//! memory, reads back the [`ErrorRecord`] and the [`WarpStats`], and picks the pool's shape; the
+//! memory, reads back the [`ErrorReport`] and the [`WarpStats`], and picks the pool's shape; the
 //! device addresses the same memory through the same offsets. Both sides are compiled from
 //! this module, so they agree by construction, as long as every item here keeps the same
 //! layout on `x86_64` and `nvptx64`: that is why each shared struct is `#[repr(C)]`, holds
@@ -13,7 +13,7 @@
 //! | [`Geometry`], [`Layout`] | sizes and allocates the region, zeroes [`Layout::reset_range`] |
 //! | [`LaunchParams`], [`OPT_RANDOM_QUEUE`] | the first parameter of every kernel |
 //! | [`shared_bytes`] | dynamic shared memory per block at launch |
-//! | [`ErrorRecord`], [`ErrorCode`] | decodes the first device failure |
+//! | [`ErrorReport`], [`ErrorCode`] | decodes the first device failure |
 //! | [`WarpStats`] | reads one per warp after a launch |
 //! | [`MAX_QUEUES`], [`HEADER_BYTES`], [`ROOT_RESULT_BYTES`] | validates the configuration |
 //! | [`RING_ENTRY_BYTES`], [`POOL_CELL_BYTES`] | the memory each task slot costs beyond itself |
@@ -25,7 +25,7 @@ mod layout;
 mod shared;
 mod stats;
 
-pub use error::{ErrorCode, ErrorRecord};
+pub use error::{ErrorCode, ErrorReport};
 pub use layout::{Geometry, GeometryError, LaunchParams, Layout, Line};
 pub use shared::shared_bytes;
 #[cfg_attr(not(target_arch = "nvptx64"), allow(unused_imports))]
@@ -81,8 +81,8 @@ pub const fn probe_value(gid: u32) -> u32 {
 const _: () = assert!(core::mem::size_of::<crate::record::Header>() == HEADER_BYTES);
 const _: () = assert!(core::mem::size_of::<crate::pool::PoolCell>() as u64 == POOL_CELL_BYTES);
 const _: () = assert!(core::mem::size_of::<u32>() as u64 == RING_ENTRY_BYTES);
-// The error record is written by the device and read by the host; keep its size stable.
-const _: () = assert!(core::mem::size_of::<ErrorRecord>() == 368);
+// The error report is written by the device and read by the host; keep its size stable.
+const _: () = assert!(core::mem::size_of::<ErrorReport>() == 368);
 
 #[cfg(test)]
 mod tests {

@@ -7,7 +7,7 @@
 use super::align_up;
 use crate::arch::WARP_SIZE;
 use crate::lane::{LaneCtx, Scratch};
-use crate::launch::Runtime;
+use crate::region::Region;
 use crate::scheduler::WarpShared;
 
 const fn align16(n: usize) -> usize {
@@ -16,7 +16,7 @@ const fn align16(n: usize) -> usize {
 
 /// Offset of warp `w`'s [`WarpShared`] in a block's shared-memory area.
 pub(crate) const fn warp_area_offset(w: u32) -> usize {
-    align16(core::mem::size_of::<Runtime>())
+    align16(core::mem::size_of::<Region>())
         + w as usize * align16(core::mem::size_of::<WarpShared>())
 }
 

@@ -31,7 +31,7 @@ use std::panic::{self, AssertUnwindSafe};
 
 use super::WARP_SIZE;
 use crate::lane::{LaneCtx, LaneView, SCRATCH_WORDS, Scratch};
-use crate::launch::Runtime;
+use crate::region::Region;
 use crate::scheduler::WarpShared;
 
 /// A 32-bit atomic in device memory; see the [module docs](super).
@@ -316,7 +316,7 @@ struct Ident {
 const NO_LANE: LaneView = LaneView {
     ctx: core::ptr::null_mut(),
     shared: core::ptr::null(),
-    rt: core::ptr::null(),
+    region: core::ptr::null(),
     warp: 0,
     scratch: core::ptr::null_mut(),
 };
@@ -376,7 +376,7 @@ pub struct Warp {
     lanes: UnsafeCell<[LaneCtx; WARP_SIZE as usize]>,
     scratch: UnsafeCell<[Scratch; WARP_SIZE as usize]>,
     shared: WarpShared,
-    rt: *const Runtime,
+    region: *const Region,
     warp: u32,
     /// Order in which `each` visits the lanes.
     order: Cell<[u8; WARP_SIZE as usize]>,
@@ -385,14 +385,14 @@ pub struct Warp {
 }
 
 impl Warp {
-    /// A warp of the runtime `rt` with global index `warp`. With `shuffle_seed`, lanes run in a
+    /// A warp of the runtime `region` with global index `warp`. With `shuffle_seed`, lanes run in a
     /// random order and batches are placed on random lanes (the deterministic executor).
-    pub fn new(rt: *const Runtime, warp: u32, shuffle_seed: Option<u64>) -> Self {
+    pub fn new(region: *const Region, warp: u32, shuffle_seed: Option<u64>) -> Self {
         Self {
             lanes: UnsafeCell::new([const { LaneCtx::IDLE }; WARP_SIZE as usize]),
             scratch: UnsafeCell::new([[0; SCRATCH_WORDS]; WARP_SIZE as usize]),
             shared: WarpShared::new(),
-            rt,
+            region,
             warp,
             order: Cell::new(core::array::from_fn(|i| i as u8)),
             rng: shuffle_seed.map(|s| Cell::new(s | 1)),
@@ -413,9 +413,9 @@ impl Warp {
 
     /// The runtime this warp belongs to.
     #[inline(always)]
-    pub fn runtime(&self) -> &Runtime {
+    pub fn region(&self) -> &Region {
         // SAFETY: the executor keeps the runtime alive for as long as its warps.
-        unsafe { &*self.rt }
+        unsafe { &*self.region }
     }
 
     /// The same value on every lane.
@@ -437,7 +437,7 @@ impl Warp {
     #[inline]
     pub fn each<T: Copy, U: Copy>(&self, v: Lanes<T>, mut f: impl FnMut(u32, T) -> U) -> Lanes<U> {
         let mut out: [Option<U>; WARP_SIZE as usize] = [None; WARP_SIZE as usize];
-        let warps_per_block = self.runtime().warps_per_block;
+        let warps_per_block = self.region().warps_per_block;
         let saved = (VIEW.with(Cell::get), IDENT.with(Cell::get));
         for &lane in self.order.get().iter() {
             let lane = lane as usize;
@@ -450,7 +450,7 @@ impl Warp {
                 c.set(LaneView {
                     ctx,
                     shared: &self.shared,
-                    rt: self.rt,
+                    region: self.region,
                     warp: self.warp,
                     scratch,
                 })

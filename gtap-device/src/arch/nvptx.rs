@@ -9,7 +9,7 @@ use super::WARP_SIZE;
 use crate::abi::{lane_area_offset, scratch_area_offset, warp_area_offset};
 use crate::lane::Scratch;
 use crate::lane::{LaneCtx, LaneView};
-use crate::launch::Runtime;
+use crate::region::Region;
 use crate::scheduler::WarpShared;
 
 /// A 32-bit atomic in device memory; see the [module docs](super).
@@ -322,7 +322,7 @@ fn ctaid() -> u32 {
 }
 
 // The runtime's block-level state lives in dynamic shared memory, sized by the host:
-// [Runtime][WarpShared; warps per block][LaneCtx; threads per block][Scratch; threads per block]
+// [Region][WarpShared; warps per block][LaneCtx; threads per block][Scratch; threads per block]
 // (see `abi::shared_bytes`).
 global_asm!(".extern .shared .align 16 .b8 gtap_smem[];");
 
@@ -337,8 +337,8 @@ fn smem() -> *mut u8 {
 }
 
 #[inline(always)]
-fn block_runtime() -> *mut Runtime {
-    smem() as *mut Runtime
+fn block_region() -> *mut Region {
+    smem() as *mut Region
 }
 
 #[inline(always)]
@@ -357,11 +357,11 @@ fn lane_ctx(thread: u32) -> *mut LaneCtx {
 
 /// Publishes the runtime view to this block's shared memory and initialises the block's warp
 /// and lane state. Every thread of the block calls it once, before any task runs.
-pub fn init_block(rt: &Runtime) {
+pub fn init_block(region: &Region) {
     let t = tid();
     if t == 0 {
         // SAFETY: thread 0 alone writes the block header before the barrier below.
-        unsafe { block_runtime().write(*rt) };
+        unsafe { block_region().write(*region) };
     }
     if t % WARP_SIZE == 0 {
         // SAFETY: lane 0 of each warp initialises its warp's slot before the barrier.
@@ -383,7 +383,7 @@ pub fn current_lane() -> LaneView {
     LaneView {
         ctx: lane_ctx(t),
         shared: warp_shared(t / WARP_SIZE),
-        rt: block_runtime(),
+        region: block_region(),
         warp: warp_index(),
         scratch,
     }
@@ -438,9 +438,9 @@ impl Warp {
 
     /// The runtime's view of device memory (the block's shared-memory copy).
     #[inline(always)]
-    pub fn runtime(&self) -> &Runtime {
+    pub fn region(&self) -> &Region {
         // SAFETY: initialised by `init_block`, alive for the whole kernel.
-        unsafe { &*block_runtime() }
+        unsafe { &*block_region() }
     }
 
     /// The same value on every lane.

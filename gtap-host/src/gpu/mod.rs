@@ -330,10 +330,10 @@ impl Gpu {
             self.lost = true;
             return Err(Error::KernelFault {
                 source,
-                record: DeviceError::from_record(&self.error.read()).map(Box::new),
+                record: DeviceError::from_report(&self.error.read()).map(Box::new),
             });
         }
-        if let Some(e) = DeviceError::from_record(&self.error.read()) {
+        if let Some(e) = DeviceError::from_report(&self.error.read()) {
             return Err(Error::Device(Box::new(e)));
         }
         let kernel_ms = self
