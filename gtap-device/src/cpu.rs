@@ -33,7 +33,7 @@ use crate::abi::{
 };
 use crate::arch::Warp;
 use crate::error::{Failure, Place, raise_at};
-use crate::queue;
+use crate::math::XorShift64;
 use crate::region::Region;
 use crate::scheduler::{Step, Worker};
 use crate::task::{Site, TaskFunction, create_root};
@@ -236,10 +236,10 @@ fn deterministic<T: TaskFunction>(region: &Region, seed: u64, root: &mut dyn FnM
         .collect();
     let mut workers: Vec<Worker<'_>> = warps.iter().map(Worker::new).collect();
     workers[0].start_root(|w| root(w));
-    let mut rng = mix(n);
+    let mut rng = XorShift64::new(mix(n));
     let mut idle = 0u64;
     loop {
-        let w = (queue::next(&mut rng) % n as u64) as usize;
+        let w = rng.below(n as u64) as usize;
         match workers[w].step::<T>() {
             Step::Stopped => break,
             Step::Worked => idle = 0,

@@ -70,7 +70,7 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::arch::{self, AtomicU32, AtomicU64, LocalU32, Warp};
+use crate::arch::{self, AtomicU32, AtomicU64, Broadcast, LocalU32, Warp};
 use crate::lane::LaneView;
 use crate::region::Region;
 
@@ -308,13 +308,65 @@ fn free_to_ring(region: &Region, id: u32, order: Ordering) {
     slot.store(cell(empty.wrapping_add(1), id), order);
 }
 
+/// How the lanes refill the stash `ready` at the end of a step, planned once by the warp's
+/// leader: `moved` of the warp's own freed ids go into `ready` after its first `start`
+/// entries, `spilled` more go back through the ring, then `from_ring` ids are taken from ring
+/// position `ring_at` and `from_fresh` never-used ids from index `fresh_at`.
+#[derive(Clone, Copy)]
+struct RestockPlan {
+    start: u32,
+    moved: u32,
+    spilled: u32,
+    from_ring: u32,
+    ring_at: u32,
+    from_fresh: u32,
+    fresh_at: u32,
+}
+
+impl Broadcast for RestockPlan {
+    type Words = [u32; 7];
+    #[inline(always)]
+    fn to_words(self) -> [u32; 7] {
+        [
+            self.start,
+            self.moved,
+            self.spilled,
+            self.from_ring,
+            self.ring_at,
+            self.from_fresh,
+            self.fresh_at,
+        ]
+    }
+    #[inline(always)]
+    fn from_words(
+        [
+            start,
+            moved,
+            spilled,
+            from_ring,
+            ring_at,
+            from_fresh,
+            fresh_at,
+        ]: [u32; 7],
+    ) -> Self {
+        RestockPlan {
+            start,
+            moved,
+            spilled,
+            from_ring,
+            ring_at,
+            from_fresh,
+            fresh_at,
+        }
+    }
+}
+
 /// End of step, after the warp barrier (collective): takes the warp's own freed ids back into
 /// `ready` and fills it up from the ring, then from fresh ids. Lanes copy in parallel.
 pub(crate) fn restock(warp: &Warp) {
     let region = warp.region();
     let local = &warp.shared().pool;
     let me = warp.id();
-    // The plan, made once: [start, moved, spilled, from_ring, ring_at, from_fresh, fresh_at].
     let plan = warp.leader(|| {
         let start = (local.ready_len.load() as i32).max(0) as u32;
         let freed = local.freed_len.load().min(STASH);
@@ -346,17 +398,17 @@ pub(crate) fn restock(warp: &Warp) {
             .store(start + moved + from_ring + from_fresh);
         local.freed_len.store(0);
         local.kept.fetch_add(moved);
-        [
+        RestockPlan {
             start,
             moved,
-            freed - moved,
+            spilled: freed - moved,
             from_ring,
             ring_at,
             from_fresh,
             fresh_at,
-        ]
+        }
     });
-    let [
+    let RestockPlan {
         start,
         moved,
         spilled,
@@ -364,7 +416,7 @@ pub(crate) fn restock(warp: &Warp) {
         ring_at,
         from_fresh,
         fresh_at,
-    ] = plan;
+    } = plan;
     let gave_up = warp.lanes(|lane| {
         let mut gave_up = false;
         let mut j = lane;

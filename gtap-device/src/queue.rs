@@ -31,9 +31,10 @@
 use core::sync::atomic::Ordering;
 
 use crate::abi::ErrorCode;
-use crate::arch::{self, AtomicU32, Lanes, WARP_SIZE, Warp};
+use crate::arch::{self, AtomicU32, Broadcast, Lanes, WARP_SIZE, Warp};
 use crate::error::{Failure, raise};
 use crate::lane::LaneView;
+use crate::math::XorShift64;
 use crate::record::NONE;
 use crate::region::Region;
 use crate::scheduler::WarpShared;
@@ -127,7 +128,7 @@ fn ring_slot(
 /// The queue of `warp` with the most published ids, or a random non-empty one in the
 /// deterministic executor's random-queue mode. Returns (queue, count).
 #[inline]
-fn pick(region: &Region, warp: u32, rng: &mut u64) -> (u32, u32) {
+fn pick(region: &Region, warp: u32, rng: &mut XorShift64) -> (u32, u32) {
     let random = region.random_queue();
     let (mut best, mut best_n, mut seen) = (0, 0, 0u32);
     for q in 0..region.num_queues {
@@ -137,7 +138,7 @@ fn pick(region: &Region, warp: u32, rng: &mut u64) -> (u32, u32) {
         }
         seen += 1;
         let take = if random {
-            next(rng).is_multiple_of(seen as u64)
+            rng.next_u64().is_multiple_of(seen as u64)
         } else {
             c > best_n
         };
@@ -148,29 +149,97 @@ fn pick(region: &Region, warp: u32, rng: &mut u64) -> (u32, u32) {
     (best, best_n)
 }
 
+/// Ring positions `start..start + count` of one queue, claimed by a warp's leader; the lanes
+/// then read the ids at them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Span {
+    /// The first position (free-running; wraps).
+    pub(crate) start: u32,
+    /// How many positions.
+    pub(crate) count: u32,
+}
+
+impl Span {
+    /// No positions.
+    pub(crate) const EMPTY: Span = Span { start: 0, count: 0 };
+}
+
+impl Broadcast for Span {
+    type Words = [u32; 2];
+    #[inline(always)]
+    fn to_words(self) -> [u32; 2] {
+        [self.start, self.count]
+    }
+    #[inline(always)]
+    fn from_words([start, count]: [u32; 2]) -> Self {
+        Span { start, count }
+    }
+}
+
+/// Where a warp's next batch comes from: a span of queue `queue` of warp `owner`, the warp
+/// itself after a pop of its own, another after a steal (which leaves that queue locked until
+/// [`end_steal`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Claim {
+    /// The queue the ids are in.
+    pub(crate) queue: u32,
+    /// The claimed positions.
+    pub(crate) span: Span,
+    /// The warp that owns the queue, [`NONE`] when nothing was claimed.
+    pub(crate) owner: u32,
+}
+
+impl Claim {
+    /// Nothing to run: no own ids, no steal.
+    pub(crate) const NOTHING: Claim = Claim {
+        queue: 0,
+        span: Span::EMPTY,
+        owner: NONE,
+    };
+}
+
+impl Broadcast for Claim {
+    type Words = [u32; 4];
+    #[inline(always)]
+    fn to_words(self) -> [u32; 4] {
+        [self.queue, self.span.start, self.span.count, self.owner]
+    }
+    #[inline(always)]
+    fn from_words([queue, start, count, owner]: [u32; 4]) -> Self {
+        Claim {
+            queue,
+            span: Span { start, count },
+            owner,
+        }
+    }
+}
+
 /// Leader: claims up to 32 ids from the calling warp's own fullest queue, newest first.
-/// Returns `[queue, first position, count]`.
 #[inline]
 pub(crate) fn pop_own(
     region: &Region,
     shared: &WarpShared,
     me: u32,
-    rng: &mut u64,
-) -> Option<[u32; 3]> {
+    rng: &mut XorShift64,
+) -> Option<Claim> {
     loop {
         let (q, c) = pick(region, me, rng);
         if c == 0 {
             return None;
         }
-        if let Some([tail, n]) = claim_newest(region, shared, me, q, c, WARP_SIZE) {
-            return Some([q, tail, n]);
+        if let Some(span) = claim_newest(region, shared, me, q, c, WARP_SIZE) {
+            return Some(Claim {
+                queue: q,
+                span,
+                owner: me,
+            });
         }
     }
 }
 
 /// Leader: one attempt to claim up to `max` of the newest ids of the warp's own queue `q`,
 /// which held `seen` published ids when last read. On success the warp's tail moves back over
-/// them; returns `[first position, count]`. `None`: a thief claimed meanwhile, read again.
+/// them. `None`: a thief claimed meanwhile, read again.
 #[inline]
 fn claim_newest(
     region: &Region,
@@ -179,7 +248,7 @@ fn claim_newest(
     q: u32,
     seen: u32,
     max: u32,
-) -> Option<[u32; 2]> {
+) -> Option<Span> {
     let n = seen.min(max);
     region
         .queue_meta(me, q)
@@ -188,28 +257,25 @@ fn claim_newest(
         .ok()?;
     let tail = shared.tails[q as usize].load().wrapping_sub(n);
     shared.tails[q as usize].store(tail);
-    Some([tail, n])
+    Some(Span {
+        start: tail,
+        count: n,
+    })
 }
 
 /// Leader: claims up to `max` of the newest published ids of the calling warp's own queue `q`,
-/// to top up a batch that is not full. Returns `[first position, count]` (count 0: none).
+/// to top up a batch that is not full (an empty span: none).
 #[inline]
-pub(crate) fn pop_own_at(
-    region: &Region,
-    shared: &WarpShared,
-    me: u32,
-    q: u32,
-    max: u32,
-) -> [u32; 2] {
+pub(crate) fn pop_own_at(region: &Region, shared: &WarpShared, me: u32, q: u32, max: u32) -> Span {
     // Everything published lies in [head, tail); with the warp's last view of `head` (a lower
     // bound) saying the ring is empty, skip the device-memory round trip.
     if shared.tails[q as usize].load() == shared.heads[q as usize].load() {
-        return [0, 0];
+        return Span::EMPTY;
     }
     loop {
         let c = region.queue_meta(me, q).count.load(Ordering::Relaxed);
         if c == 0 {
-            return [0, 0];
+            return Span::EMPTY;
         }
         if let Some(claimed) = claim_newest(region, shared, me, q, c, max) {
             return claimed;
@@ -218,16 +284,15 @@ pub(crate) fn pop_own_at(
 }
 
 /// Leader: tries a few random victims and claims up to 32 of the oldest ids of the victim's
-/// fullest queue. On success the victim queue stays locked until [`end_steal`]; returns
-/// `[queue, first position, count, victim]`.
+/// fullest queue. On success the victim queue stays locked until [`end_steal`].
 #[inline]
-pub(crate) fn try_steal(region: &Region, me: u32, rng: &mut u64) -> Option<[u32; 4]> {
+pub(crate) fn try_steal(region: &Region, me: u32, rng: &mut XorShift64) -> Option<Claim> {
     if region.warps < 2 {
         return None;
     }
     for _ in 0..STEAL_TRIES {
         // A random index below warps - 1 by multiply-shift (no division).
-        let v = ((next(rng) as u32 as u64 * (region.warps as u64 - 1)) >> 32) as u32;
+        let v = ((rng.next_u64() as u32 as u64 * (region.warps as u64 - 1)) >> 32) as u32;
         let victim = if v >= me { v + 1 } else { v };
         let (q, c) = pick(region, victim, rng);
         if c == 0 {
@@ -250,7 +315,14 @@ pub(crate) fn try_steal(region: &Region, me: u32, rng: &mut u64) -> Option<[u32;
                 .is_ok()
             {
                 let head = meta.head.load(Ordering::Relaxed);
-                return Some([q, head, n, victim]);
+                return Some(Claim {
+                    queue: q,
+                    span: Span {
+                        start: head,
+                        count: n,
+                    },
+                    owner: victim,
+                });
             }
         }
     }
@@ -322,7 +394,7 @@ pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
         // entries above are visible GPU-wide before any publication or join notification.
         arch::fence();
     }
-    warp.leader(|| {
+    warp.leader_only(|| {
         for q in 0..region.num_queues {
             let s = shared.staged[q as usize].load();
             if s == 0 {
@@ -340,7 +412,6 @@ pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
                 shared.tails[q as usize].store(tail.wrapping_add(publish));
             }
         }
-        []
     });
     // Nobody stages into `keep` again before every lane has taken its id out of it.
     warp.sync();
@@ -349,17 +420,6 @@ pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
         len: keep,
         queue: best,
     }
-}
-
-/// xorshift64: victim and queue choice.
-#[inline(always)]
-pub(crate) fn next(rng: &mut u64) -> u64 {
-    let mut x = *rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    *rng = x;
-    x
 }
 
 /// Test only: starts every ring position of `warp`'s queues at `at` (a warp at kernel start has
@@ -492,6 +552,14 @@ mod tests {
         }
     }
 
+    fn claim(queue: u32, start: u32, count: u32, owner: u32) -> Claim {
+        Claim {
+            queue,
+            span: Span { start, count },
+            owner,
+        }
+    }
+
     #[test]
     fn a_thief_frees_ring_space_for_the_owner() {
         let launch = Launch::leak(geometry(2, 32, 1));
@@ -499,14 +567,11 @@ mod tests {
         let owner = Warp::new(region, 0, None);
         stage_on(&owner, 0, 0..64);
         let _ = fold(&owner, false);
-        let mut rng = 5;
-        let [q, head, n, victim] = try_steal(region, 1, &mut rng).expect("32 ids are published");
-        assert_eq!([q, head, n, victim], [0, 0, 32, 0]);
-        assert_eq!(
-            ring_ids(region, 0, 0, head, n),
-            (32..64).collect::<Vec<_>>()
-        );
-        end_steal(region, victim, q, head, n);
+        let mut rng = XorShift64::new(5);
+        let stolen = try_steal(region, 1, &mut rng).expect("32 ids are published");
+        assert_eq!(stolen, claim(0, 0, 32, 0));
+        assert_eq!(ring_ids(region, 0, 0, 0, 32), (32..64).collect::<Vec<_>>());
+        end_steal(region, 0, 0, 0, 32);
         // The ring is empty again, so 32 more ids fit behind the fresh kept batch.
         stage_on(&owner, 0, 100..164);
         assert_eq!(launch.error(), None);
@@ -525,35 +590,35 @@ mod tests {
             preset_positions(region, owner.shared(), 0, at);
             stage_on(&owner, 0, 0..100);
             let _ = fold(&owner, false);
-            let mut rng = 9;
+            let mut rng = XorShift64::new(9);
             // 68 published at positions at..at + 68 (ids 32..100).
-            let [q, tail, n] = pop_own(region, owner.shared(), 0, &mut rng).expect("published");
-            assert_eq!([q, tail, n], [0, at.wrapping_add(36), 32]);
+            let own = pop_own(region, owner.shared(), 0, &mut rng);
+            assert_eq!(own, Some(claim(0, at.wrapping_add(36), 32, 0)));
             assert_eq!(
-                ring_ids(region, 0, 0, tail, n),
+                ring_ids(region, 0, 0, at.wrapping_add(36), 32),
                 (68..100).collect::<Vec<_>>()
             );
-            let [q, head, n, victim] = try_steal(region, 1, &mut rng).expect("36 left");
-            assert_eq!([q, head, n, victim], [0, at, 32, 0]);
-            assert_eq!(
-                ring_ids(region, 0, 0, head, n),
-                (32..64).collect::<Vec<_>>()
-            );
+            let stolen = try_steal(region, 1, &mut rng);
+            assert_eq!(stolen, Some(claim(0, at, 32, 0)));
+            assert_eq!(ring_ids(region, 0, 0, at, 32), (32..64).collect::<Vec<_>>());
             // While the thief holds the lock, other thieves pass this queue by.
             assert_eq!(try_steal(region, 1, &mut rng), None);
-            end_steal(region, victim, q, head, n);
+            end_steal(region, 0, 0, at, 32);
             assert_eq!(region.queue_meta(0, 0).lock.load(Ordering::Relaxed), 0);
             // The four in the middle: a top-up claims at most what it asks for.
             assert_eq!(
                 pop_own_at(region, owner.shared(), 0, 0, 3),
-                [at.wrapping_add(33), 3]
+                Span {
+                    start: at.wrapping_add(33),
+                    count: 3
+                }
             );
-            let [q, tail, n] = pop_own(region, owner.shared(), 0, &mut rng).expect("one left");
-            assert_eq!([q, tail, n], [0, at.wrapping_add(32), 1]);
-            assert_eq!(read(region, 0, 0, tail), 64);
+            let own = pop_own(region, owner.shared(), 0, &mut rng);
+            assert_eq!(own, Some(claim(0, at.wrapping_add(32), 1, 0)));
+            assert_eq!(read(region, 0, 0, at.wrapping_add(32)), 64);
             assert_eq!(pop_own(region, owner.shared(), 0, &mut rng), None);
             assert_eq!(try_steal(region, 1, &mut rng), None);
-            assert_eq!(pop_own_at(region, owner.shared(), 0, 0, 32), [0, 0]);
+            assert_eq!(pop_own_at(region, owner.shared(), 0, 0, 32), Span::EMPTY);
             assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
         }
     }
@@ -564,7 +629,7 @@ mod tests {
         let warp = Warp::new(launch.region(), 0, None);
         stage_on(&warp, 0, 0..40);
         let _ = fold(&warp, false);
-        assert_eq!(try_steal(launch.region(), 0, &mut 3), None);
+        assert_eq!(try_steal(launch.region(), 0, &mut XorShift64::new(3)), None);
         assert_eq!(
             launch
                 .region()
@@ -582,7 +647,7 @@ mod tests {
         for (q, c) in [(0, 2), (1, 7), (2, 5)] {
             region.queue_meta(0, q).count.store(c, Ordering::Relaxed);
         }
-        assert_eq!(pick(region, 0, &mut 1), (1, 7));
+        assert_eq!(pick(region, 0, &mut XorShift64::new(1)), (1, 7));
     }
 
     /// The owner pops while two thieves steal, all on their own threads: every published id is
@@ -604,10 +669,11 @@ mod tests {
                 preset_positions(region, warp.shared(), 0, at);
                 stage_on(&warp, 0, 0..IDS);
                 let _ = fold(&warp, false);
-                let mut rng = 11;
+                let mut rng = XorShift64::new(11);
                 while claimed.load(Ordering::Relaxed) < published {
-                    if let Some([q, tail, n]) = pop_own(region, warp.shared(), 0, &mut rng) {
-                        let got = ring_ids(region, 0, q, tail, n);
+                    if let Some(own) = pop_own(region, warp.shared(), 0, &mut rng) {
+                        let Span { start, count: n } = own.span;
+                        let got = ring_ids(region, 0, own.queue, start, n);
                         claimed.fetch_add(n, Ordering::Relaxed);
                         owner_tx.send(got).expect("receiver alive");
                         thread::yield_now();
@@ -619,11 +685,16 @@ mod tests {
                     let tx = tx.clone();
                     thread::spawn(move || {
                         let region = launch.region();
-                        let mut rng = 17 + me as u64;
+                        let mut rng = XorShift64::new(17 + me as u64);
                         while claimed.load(Ordering::Relaxed) < published {
-                            if let Some([q, head, n, v]) = try_steal(region, me, &mut rng) {
-                                let got = ring_ids(region, v, q, head, n);
-                                end_steal(region, v, q, head, n);
+                            if let Some(stolen) = try_steal(region, me, &mut rng) {
+                                let Claim {
+                                    queue: q,
+                                    span: Span { start, count: n },
+                                    owner: v,
+                                } = stolen;
+                                let got = ring_ids(region, v, q, start, n);
+                                end_steal(region, v, q, start, n);
                                 claimed.fetch_add(n, Ordering::Relaxed);
                                 tx.send(got).expect("receiver alive");
                             }

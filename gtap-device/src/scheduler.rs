@@ -54,8 +54,9 @@ use core::sync::atomic::Ordering;
 use crate::abi::{MAX_QUEUES, WarpStats};
 use crate::arch::{self, AtomicU32, LocalU32, WARP_SIZE, Warp};
 use crate::join::{self, Done};
+use crate::math::XorShift64;
 use crate::pool::{self, PoolLocal};
-use crate::queue::{self, Batch, KEEP};
+use crate::queue::{self, Batch, Claim, KEEP, Span};
 use crate::record::{self, NONE};
 use crate::task::TaskFunction;
 
@@ -169,7 +170,7 @@ pub struct Worker<'w> {
     me: u32,
     batch: Batch,
     steps: u32,
-    rng: u64,
+    rng: XorShift64,
 }
 
 impl<'w> Worker<'w> {
@@ -187,7 +188,7 @@ impl<'w> Worker<'w> {
                 queue: 0,
             },
             steps: 0,
-            rng: rng | 1,
+            rng: XorShift64::new(rng),
         }
     }
 
@@ -224,7 +225,7 @@ impl<'w> Worker<'w> {
         let region = warp.region();
         self.steps = self.steps.wrapping_add(1);
         if self.batch.len == 0 || self.steps.is_multiple_of(STOP_CHECK_STEPS) {
-            let [state] = warp.leader(|| [region.control().state()]);
+            let state = warp.leader(|| region.control().state());
             if state != RUNNING {
                 return Step::Stopped;
             }
@@ -273,13 +274,17 @@ impl<'w> Worker<'w> {
             return true;
         }
         let (me, rng) = (self.me, &mut self.rng);
-        let [q, start, n, victim] = warp.leader(|| {
-            if let Some([q, start, n]) = queue::pop_own(region, warp.shared(), me, rng) {
-                return [q, start, n, me];
+        let claim = warp.leader(|| {
+            if let Some(own) = queue::pop_own(region, warp.shared(), me, rng) {
+                return own;
             }
-            queue::try_steal(region, me, rng)
-                .map_or([0, 0, 0, NONE], |[q, head, n, v]| [q, head, n, v])
+            queue::try_steal(region, me, rng).unwrap_or(Claim::NOTHING)
         });
+        let Claim {
+            queue: q,
+            span: Span { start, count: n },
+            owner: victim,
+        } = claim;
         self.count(|s| s.steal_attempts += (victim != me) as u64);
         if n == 0 {
             return false;
@@ -308,10 +313,7 @@ impl<'w> Worker<'w> {
         };
         if stolen {
             warp.sync();
-            warp.leader(|| {
-                queue::end_steal(region, victim, q, start, n);
-                []
-            });
+            warp.leader_only(|| queue::end_steal(region, victim, q, start, n));
             self.count(|s| s.steals += 1);
         }
         true
@@ -328,7 +330,7 @@ impl<'w> Worker<'w> {
         if have == 0 || have >= KEEP || !pool::roomy(region, &warp.shared().pool) {
             return;
         }
-        let [start, n] =
+        let Span { start, count: n } =
             warp.leader(|| queue::pop_own_at(region, warp.shared(), me, q, KEEP - have));
         if n == 0 {
             return;

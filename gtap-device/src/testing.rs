@@ -13,7 +13,7 @@ use std::vec::Vec;
 use crate::abi::{ErrorCode, ErrorReport};
 use crate::abi::{Geometry, LaunchParams, Layout, Line, REGION_ALIGN};
 use crate::arch::Warp;
-use crate::queue;
+use crate::math::XorShift64;
 use crate::region::Region;
 use crate::scheduler::{Step, Worker};
 use crate::task::{
@@ -163,9 +163,9 @@ pub(crate) fn run_fib(
     }
     let mut workers: Vec<Worker<'_>> = warps.iter().map(Worker::new).collect();
     workers[0].start_root(|w| root_fib(w, n));
-    let mut rng = seed | 1;
+    let mut rng = XorShift64::new(seed);
     loop {
-        let w = (queue::next(&mut rng) % workers.len() as u64) as usize;
+        let w = rng.below(workers.len() as u64) as usize;
         if workers[w].step::<Fib>() == Step::Stopped {
             break;
         }

@@ -29,8 +29,9 @@ use loom::sync::atomic as model;
 #[cfg(not(loom))]
 use std::panic::{self, AssertUnwindSafe};
 
-use super::WARP_SIZE;
+use super::{Broadcast, WARP_SIZE};
 use crate::lane::{LaneCtx, LaneView, SCRATCH_WORDS, Scratch};
+use crate::math::XorShift64;
 use crate::region::Region;
 use crate::scheduler::WarpShared;
 
@@ -381,7 +382,7 @@ pub struct Warp {
     /// Order in which `each` visits the lanes.
     order: Cell<[u8; WARP_SIZE as usize]>,
     /// When set, the executor shuffles lane order and task placement with this generator.
-    rng: Option<Cell<u64>>,
+    rng: Option<Cell<XorShift64>>,
 }
 
 impl Warp {
@@ -395,7 +396,7 @@ impl Warp {
             region,
             warp,
             order: Cell::new(core::array::from_fn(|i| i as u8)),
-            rng: shuffle_seed.map(|s| Cell::new(s | 1)),
+            rng: shuffle_seed.map(|s| Cell::new(XorShift64::new(s))),
         }
     }
 
@@ -470,10 +471,11 @@ impl Warp {
         out.map(|o| o.unwrap_or_else(|| unreachable!("every lane is visited")))
     }
 
-    /// Runs `f` once for the warp; every lane gets its result.
+    /// Runs `f` once for the warp; every lane gets its result, passed through its words as on
+    /// the GPU (so the CPU tests check each value's encoding).
     #[inline(always)]
-    pub fn leader<const N: usize>(&self, f: impl FnOnce() -> [u32; N]) -> [u32; N] {
-        f()
+    pub fn leader<T: Broadcast>(&self, f: impl FnOnce() -> T) -> T {
+        T::from_words(f().to_words())
     }
 
     /// Runs `f` once for the warp.
@@ -504,11 +506,9 @@ impl Warp {
     pub fn scramble(&self, batch: Lanes<u32>) -> Lanes<u32> {
         let Some(rng) = &self.rng else { return batch };
         let next = || {
-            let mut x = rng.get();
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            rng.set(x);
+            let mut r = rng.get();
+            let x = r.next_u64();
+            rng.set(r);
             x
         };
         let mut placed = batch;

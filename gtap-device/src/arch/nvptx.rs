@@ -5,7 +5,7 @@ use core::arch::{asm, global_asm};
 use core::cell::UnsafeCell;
 use core::sync::atomic::Ordering;
 
-use super::WARP_SIZE;
+use super::{Broadcast, WARP_SIZE};
 use crate::abi::{lane_area_offset, scratch_area_offset, warp_area_offset};
 use crate::lane::Scratch;
 use crate::lane::{LaneCtx, LaneView};
@@ -467,23 +467,21 @@ impl Warp {
     /// Warp collectives name all 32 lanes: a lane that retired after a panic has exited, and
     /// PTX's warp-synchronous instructions only wait for lanes that have not exited.
     #[inline(always)]
-    pub fn leader<const N: usize>(&self, f: impl FnOnce() -> [u32; N]) -> [u32; N] {
+    pub fn leader<T: Broadcast>(&self, f: impl FnOnce() -> T) -> T {
         let leader = self.shared().live.load().trailing_zeros();
-        let mut r = [0u32; N];
+        let mut words = T::Words::default();
         if laneid() == leader {
-            r = f();
+            words = f().to_words();
         }
-        let mut i = 0;
-        while i < N {
+        for word in words.as_mut() {
             let v: u32;
             // SAFETY: every live lane executes this shuffle with the same mask.
             unsafe {
-                asm!("shfl.sync.idx.b32 {d}, {a}, {s}, 31, 0xffffffff;", d = out(reg32) v, a = in(reg32) r[i], s = in(reg32) leader)
+                asm!("shfl.sync.idx.b32 {d}, {a}, {s}, 31, 0xffffffff;", d = out(reg32) v, a = in(reg32) *word, s = in(reg32) leader)
             };
-            r[i] = v;
-            i += 1;
+            *word = v;
         }
-        r
+        T::from_words(words)
     }
 
     /// Runs `f` on the lowest live lane only (no result is shared).

@@ -1,4 +1,4 @@
-//! The GPU backend on cudarc: one device allocation laid out by `gtap_device::layout`, an error
+//! The GPU backend on cudarc: one device allocation laid out by `gtap_device::abi`, an error
 //! record in pinned host memory mapped into the device, and persistent-kernel launches.
 
 mod memory;
