@@ -12,6 +12,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+// The register ceiling is the contract's, which the host also gives the driver's JIT. Only a
+// kernel that `ptxas` gives more is assembled again under it: a ceiling makes `ptxas` use it
+// all, even where it needs fewer.
+use gtap_device::abi::MAX_REGISTERS;
+
 use crate::Error;
 use crate::arch::Arch;
 use crate::env::{Env, is_executable, lossy, which};
@@ -121,12 +126,6 @@ pub fn assemble_all(ptxas: &Path, jobs: &[(PathBuf, Arch)]) -> Result<Vec<Assemb
         .into_iter()
         .collect()
 }
-
-/// The most registers per thread a kernel may use: the persistent grid's blocks of 256
-/// threads then fit at least two to a multiprocessor (16 warps), which the scheduler needs to
-/// hide memory latency. Only a kernel that `ptxas` gives more is assembled again under this
-/// ceiling: a ceiling makes `ptxas` use it all, even where it needs fewer.
-pub const MAX_REGISTERS: u32 = 128;
 
 fn assemble(ptxas: &Path, ptx: &Path, arch: &Arch) -> Result<Assembled, Error> {
     let cubin = ptx.with_extension(format!("{arch}.cubin"));

@@ -1,6 +1,14 @@
 //! The CPU executor: the GPU scheduler, unchanged, driven by OS threads or by a seeded
 //! single-threaded simulation.
 //!
+//! Its one entry point is [`run`]: it runs a kernel on a [`State`] (the runtime's region and
+//! error report in host memory, laid out as on the GPU) and returns the kernel's value or why
+//! there is none.
+//!
+//! Its one entry point is [`run`]: it runs a kernel on a [`State`] (the runtime's region and
+//! error report in host memory, laid out as on the GPU) and returns the kernel's value or why
+//! there is none.
+//!
 //! * [`Mode::Parallel`]: one OS thread per warp, each running [`Worker::run`] exactly as a GPU
 //!   warp does; the fallback when there is no GPU.
 //! * [`Mode::Deterministic`]: every warp lives on the calling thread. A seeded generator picks
@@ -11,40 +19,177 @@
 //!   the seed or the queue count depends on scheduling (thread identity across a wait, queue
 //!   choice) and is wrong on the GPU too.
 
+use core::sync::atomic::Ordering;
 use std::boxed::Box;
+use std::panic::{self, AssertUnwindSafe};
+use std::string::{String, ToString};
+use std::vec;
 use std::vec::Vec;
 
+use crate::Kernel;
+use crate::abi::{
+    ErrorCode, ErrorReport, LaunchParams, Layout, Line, OPT_RANDOM_QUEUE, POOL_CELL_BYTES,
+    REGION_ALIGN, WarpStats,
+};
 use crate::arch::Warp;
-use crate::error::{ErrorCode, Failure, Place, record};
-use crate::launch::Runtime;
-use crate::layout::LaunchParams;
-use crate::queue;
+use crate::error::{Failure, Place, raise_at};
+use crate::math::XorShift64;
+use crate::region::Region;
 use crate::scheduler::{Step, Worker};
 use crate::task::{Site, TaskFunction, create_root};
 
-/// How the CPU executor schedules warps.
+/// How the CPU executor runs the warps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
-    /// All warps on one thread, in a schedule fixed by `seed`.
+    /// One OS thread per warp (`gtap-host`'s default: one warp per available hardware thread).
+    Parallel,
+    /// Every warp on the calling thread, scheduled by a generator seeded with `seed`: lanes,
+    /// warps, queues and victims are chosen at random, so tasks resume on different lanes,
+    /// warps and blocks than they suspended on. The same seed gives the same schedule.
+    /// (`gtap-host`'s default: 2 blocks of 2 warps.)
     Deterministic {
         /// Seed of the schedule.
         seed: u64,
     },
-    /// One OS thread per warp.
-    Parallel,
+}
+
+/// The runtime's memory in host memory: the region, laid out by a [`Layout`] as on the GPU,
+/// and the error report.
+pub struct State {
+    mem: Vec<Line>,
+    error: Box<ErrorReport>,
+    layout: Layout,
+}
+
+impl State {
+    /// Zeroed memory for `layout`.
+    pub fn new(layout: Layout) -> Self {
+        Self {
+            mem: vec![Line([0; REGION_ALIGN]); (layout.bytes as usize).div_ceil(REGION_ALIGN)],
+            error: Box::new(ErrorReport::EMPTY),
+            layout,
+        }
+    }
+
+    /// The region's layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Zeroes the whole region and the error report.
+    pub fn reset(&mut self) {
+        self.bytes().fill(0);
+        *self.error = ErrorReport::EMPTY;
+    }
+
+    /// Each warp's statistics of the last launch.
+    pub fn stats(&self) -> &[WarpStats] {
+        // SAFETY: the statistics region holds one `WarpStats` per warp, zeroed or written by
+        // the workers of a finished launch; regions are REGION_ALIGN-aligned, enough for it.
+        unsafe {
+            std::slice::from_raw_parts(
+                (self.mem.as_ptr() as *const u8).add(self.layout.stats as usize)
+                    as *const WarpStats,
+                self.layout.geometry.warps() as usize,
+            )
+        }
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: viewing initialised lines of bytes as bytes.
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                self.mem.as_mut_ptr() as *mut u8,
+                core::mem::size_of_val(&self.mem[..]),
+            )
+        }
+    }
+
+    /// The parameters of a launch on this memory.
+    fn params(&mut self, mode: Mode, driver: &Driver) -> LaunchParams {
+        let (options, seed) = match mode {
+            Mode::Parallel => (0, 0x5eed),
+            Mode::Deterministic { seed } => (OPT_RANDOM_QUEUE, seed as u32 ^ (seed >> 32) as u32),
+        };
+        LaunchParams {
+            base: self.mem.as_mut_ptr() as u64,
+            error: &mut *self.error as *mut ErrorReport as u64,
+            layout: self.layout,
+            options,
+            seed,
+            host: driver as *const Driver as u64,
+        }
+    }
+
+    /// Zeroes the error report, the metadata and the free-id cells the last launch used (as
+    /// far as each warp's pool counted frees); the cells are most of the state and a launch
+    /// rarely touches them all.
+    fn clear_for_launch(&mut self) {
+        *self.error = ErrorReport::EMPTY;
+        let layout = self.layout;
+        let cells = 1u64 << layout.geometry.id_shift();
+        let driver = Driver {
+            mode: Mode::Parallel,
+        };
+        let region = Region::new(&self.params(Mode::Parallel, &driver));
+        let used: Vec<u64> = (0..layout.geometry.warps())
+            .map(|w| (region.pool_meta(w).frees.load(Ordering::Relaxed) as u64).min(cells))
+            .collect();
+        let bytes = self.bytes();
+        for (w, used) in used.into_iter().enumerate() {
+            let first = layout.pool_cells + w as u64 * cells * POOL_CELL_BYTES;
+            bytes[first as usize..(first + used * POOL_CELL_BYTES) as usize].fill(0);
+        }
+        let reset = layout.reset_range();
+        bytes[reset.start as usize..reset.end as usize].fill(0);
+    }
+}
+
+/// Why [`run`] returned no value.
+#[derive(Clone, Debug)]
+pub enum RunError {
+    /// A device failure stopped the launch; the report says which (empty if none was
+    /// written, which would be a runtime bug).
+    Aborted(Box<ErrorReport>),
+    /// The kernel body panicked outside a task (its message).
+    Panicked(String),
+}
+
+/// Runs kernel `K` with `args` on `state` in `mode`, to completion: the CPU executor's one
+/// entry point.
+pub fn run<K: Kernel>(state: &mut State, mode: Mode, args: K::Args) -> Result<K::Output, RunError> {
+    state.clear_for_launch();
+    let driver = Driver { mode };
+    let params = state.params(mode, &driver);
+    match panic::catch_unwind(AssertUnwindSafe(|| K::run_cpu(&params, args))) {
+        Ok(value) => Ok(value),
+        Err(payload) if payload.is::<Aborted>() => Err(RunError::Aborted(state.error.clone())),
+        Err(payload) => Err(RunError::Panicked(
+            payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".into()),
+        )),
+    }
+}
+
+/// The record size of every task function linked into this program (name, bytes; `u32::MAX`
+/// when over-aligned), which sizes the executor's task slots.
+pub fn task_records() -> impl Iterator<Item = (&'static str, u32)> {
+    crate::task::TASK_RECORDS.iter().map(|r| (r.name, r.bytes))
 }
 
 /// The executor's settings, reached from [`LaunchParams::host`].
 #[derive(Debug)]
-pub struct Driver {
-    /// Scheduling mode.
-    pub mode: Mode,
+struct Driver {
+    mode: Mode,
 }
 
 /// Unwinding payload of a kernel body whose launch aborted with a device error (the error
-/// record says which). The host launcher catches it.
+/// report says which); [`run`] catches it.
 #[derive(Debug)]
-pub struct Aborted;
+struct Aborted;
 
 /// Rounds in which no warp of the deterministic executor could do anything, per warp, before
 /// it reports the launch as stalled.
@@ -65,7 +210,7 @@ where
     );
     // SAFETY: `host` is set by the launcher to a `Driver` that outlives the launch.
     let driver = unsafe { &*(launch.host as *const Driver) };
-    let rt = Runtime::new(launch);
+    let region = Region::new(launch);
     let mut args = Some(args);
     let mut root = |warp: &Warp| {
         if let Some(args) = args.take() {
@@ -73,28 +218,28 @@ where
         }
     };
     match driver.mode {
-        Mode::Deterministic { seed } => deterministic::<T>(&rt, seed, &mut root),
-        Mode::Parallel => parallel::<T>(&rt, &mut root),
+        Mode::Deterministic { seed } => deterministic::<T>(&region, seed, &mut root),
+        Mode::Parallel => parallel::<T>(&region, &mut root),
     }
-    if rt.control().aborted() {
+    if region.control().aborted() {
         std::panic::resume_unwind(Box::new(Aborted));
     }
     // SAFETY: the root finished, so the result area holds its `T::Output`.
-    unsafe { (rt.root_result as *const T::Output).read() }
+    unsafe { (region.root_result as *const T::Output).read() }
 }
 
-fn deterministic<T: TaskFunction>(rt: &Runtime, seed: u64, root: &mut dyn FnMut(&Warp)) {
-    let n = rt.warps as usize;
+fn deterministic<T: TaskFunction>(region: &Region, seed: u64, root: &mut dyn FnMut(&Warp)) {
+    let n = region.warps as usize;
     let mix = |w: usize| (seed ^ (w as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1;
     let warps: Vec<Warp> = (0..n)
-        .map(|w| Warp::new(rt, w as u32, Some(mix(w))))
+        .map(|w| Warp::new(region, w as u32, Some(mix(w))))
         .collect();
     let mut workers: Vec<Worker<'_>> = warps.iter().map(Worker::new).collect();
     workers[0].start_root(|w| root(w));
-    let mut rng = mix(n);
+    let mut rng = XorShift64::new(mix(n));
     let mut idle = 0u64;
     loop {
-        let w = (queue::next(&mut rng) % n as u64) as usize;
+        let w = rng.below(n as u64) as usize;
         match workers[w].step::<T>() {
             Step::Stopped => break,
             Step::Worked => idle = 0,
@@ -108,8 +253,8 @@ fn deterministic<T: TaskFunction>(rt: &Runtime, seed: u64, root: &mut dyn FnMut(
                         lane: 0,
                         task_id: u32::MAX,
                     };
-                    record(
-                        rt,
+                    raise_at(
+                        region,
                         place,
                         Failure::in_task(ErrorCode::Stalled, None, idle, STALL_ROUNDS * n as u64),
                     );
@@ -124,24 +269,24 @@ fn deterministic<T: TaskFunction>(rt: &Runtime, seed: u64, root: &mut dyn FnMut(
 
 /// A pointer to the runtime view that scoped worker threads share.
 #[derive(Clone, Copy)]
-struct Shared(*const Runtime);
+struct Shared(*const Region);
 // SAFETY: the view is read-only and outlives the scoped threads; all mutation of device
 // memory goes through the runtime's atomics and fences.
 unsafe impl Send for Shared {}
 // SAFETY: as above.
 unsafe impl Sync for Shared {}
 
-fn parallel<T: TaskFunction>(rt: &Runtime, root: &mut dyn FnMut(&Warp)) {
-    let shared = Shared(rt);
+fn parallel<T: TaskFunction>(region: &Region, root: &mut dyn FnMut(&Warp)) {
+    let shared = Shared(region);
     std::thread::scope(|s| {
-        for w in 1..rt.warps {
+        for w in 1..region.warps {
             s.spawn(move || {
                 let shared = shared;
                 let warp = Warp::new(shared.0, w, None);
                 Worker::new(&warp).run::<T>();
             });
         }
-        let warp = Warp::new(rt, 0, None);
+        let warp = Warp::new(region, 0, None);
         let mut worker = Worker::new(&warp);
         worker.start_root(|w| root(w));
         worker.run::<T>();

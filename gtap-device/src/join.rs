@@ -67,7 +67,7 @@ impl Done {
 pub(crate) fn returned(lane: &LaneView, id: u32) -> Option<u32> {
     // SAFETY: the calling lane owns its context.
     let ctx = unsafe { lane.ctx() };
-    let h = lane.rt().header(id);
+    let h = lane.region().header(id);
     if ctx.spawned > 0 {
         // SAFETY: the task's own lane is the only one touching its header until its children
         // are published at the end of this step.
@@ -85,7 +85,7 @@ pub(crate) fn returned(lane: &LaneView, id: u32) -> Option<u32> {
 /// Warp, after the fold's release fence: frees the tasks that finished this step, notifies
 /// their parents, and stages each parent whose last child this was (see the module docs).
 pub(crate) fn complete(warp: &Warp, done: Lanes<Done>) {
-    let rt = warp.runtime();
+    let region = warp.region();
     let mut job = done;
     // The slots of the step's own tasks were released by the fold's fence; a COMPLETING parent
     // was read after this lane's acquire, so its slot is freed with a release.
@@ -102,10 +102,10 @@ pub(crate) fn complete(warp: &Warp, done: Lanes<Done>) {
             let lane = arch::current_lane();
             pool::free(&lane, d.task, free_order);
             if d.parent == NONE {
-                rt.control().finish();
+                region.control().finish();
                 return NONE;
             }
-            let p = rt.header(d.parent);
+            let p = region.header(d.parent);
             // SAFETY: the parent cannot be freed before this decrement (it waits for us).
             // Acquire: the lane that takes the count to zero owns the parent; its header and
             // every sibling's result are visible to it from here on.
@@ -120,7 +120,7 @@ pub(crate) fn complete(warp: &Warp, done: Lanes<Done>) {
                 return Done::NOTHING;
             }
             let lane = arch::current_lane();
-            let p = rt.header(parent);
+            let p = region.header(parent);
             // SAFETY: the parent is quiescent and owned by this lane.
             let (state, resume, grandparent) =
                 unsafe { ((*p).state, (*p).resume_queue as u32, (*p).parent) };
@@ -143,7 +143,7 @@ mod tests {
     use std::vec::Vec;
 
     use super::*;
-    use crate::launch::Runtime;
+    use crate::region::Region;
     use crate::testing::{Launch, geometry};
 
     /// The warp that runs the joins; the tasks belong to warp [`OWNER`], so each free goes
@@ -152,8 +152,8 @@ mod tests {
     const OWNER: u32 = 1;
 
     /// Sets up the header of task `id` as a suspended (or, with `state`, completing) task.
-    fn set_header(rt: &Runtime, id: u32, parent: u32, pending: u32, resume: u16, state: u32) {
-        let h = rt.header(id);
+    fn set_header(region: &Region, id: u32, parent: u32, pending: u32, resume: u16, state: u32) {
+        let h = region.header(id);
         // SAFETY: the slot of `id` lies in the launch's region and no task runs in it; only
         // plain fields are written (the poll pointer is never read by `complete`).
         unsafe {
@@ -164,9 +164,9 @@ mod tests {
         }
     }
 
-    fn pending(rt: &Runtime, id: u32) -> u32 {
+    fn pending(region: &Region, id: u32) -> u32 {
         // SAFETY: as in `set_header`.
-        unsafe { (*rt.header(id)).pending.load(Ordering::Relaxed) }
+        unsafe { (*region.header(id)).pending.load(Ordering::Relaxed) }
     }
 
     /// `done` on the given lanes, nothing elsewhere.
@@ -192,23 +192,26 @@ mod tests {
     /// A launch with the owner's free-id ring started just below 2^32, and its two warps.
     fn setup() -> (&'static Launch, Warp, Warp) {
         let launch = Launch::leak(geometry(2, 64, 2));
-        let rt = launch.rt();
-        let (runner, owner) = (Warp::new(rt, RUNNER, None), Warp::new(rt, OWNER, None));
-        pool::preset_ring(rt, &owner.shared().pool, OWNER, u32::MAX - 1);
+        let region = launch.region();
+        let (runner, owner) = (
+            Warp::new(region, RUNNER, None),
+            Warp::new(region, OWNER, None),
+        );
+        pool::preset_ring(region, &owner.shared().pool, OWNER, u32::MAX - 1);
         (launch, runner, owner)
     }
 
     #[test]
     fn the_last_child_stages_the_parents_continuation() {
         let (launch, runner, owner) = setup();
-        let rt = launch.rt();
-        let [p, c1, c2, c3] = [0, 1, 2, 3].map(|i| rt.task_id(OWNER, i));
-        set_header(rt, p, NONE, 3, 1, 0);
+        let region = launch.region();
+        let [p, c1, c2, c3] = [0, 1, 2, 3].map(|i| region.task_id(OWNER, i));
+        set_header(region, p, NONE, 3, 1, 0);
         complete(&runner, lanes(&[(0, c1, p), (7, c2, p)]));
-        assert_eq!(pending(rt, p), 1);
+        assert_eq!(pending(region, p), 1);
         assert!(!runner.shared().has_staged(2), "one child is still running");
         complete(&runner, lanes(&[(3, c3, p)]));
-        assert_eq!(pending(rt, p), 0);
+        assert_eq!(pending(region, p), 0);
         let shared = runner.shared();
         assert_eq!([shared.staged[0].load(), shared.staged[1].load()], [0, 1]);
         assert_eq!(
@@ -217,23 +220,23 @@ mod tests {
             "staged on the wait's resume queue"
         );
         assert_eq!(
-            rt.pool_meta(OWNER).frees.load(Ordering::Relaxed),
+            region.pool_meta(OWNER).frees.load(Ordering::Relaxed),
             (u32::MAX - 1).wrapping_add(3),
             "the ring position crossed 2^32"
         );
         assert_eq!(freed_ids(&owner, 3), [c1, c2, c3]);
-        assert!(!rt.control().finished());
+        assert!(!region.control().finished());
     }
 
     #[test]
     fn a_completing_parent_finishes_and_notifies_its_own_parent() {
         let (launch, runner, owner) = setup();
-        let rt = launch.rt();
-        let [g, p, c1, c2] = [0, 1, 2, 3].map(|i| rt.task_id(OWNER, i));
-        set_header(rt, g, NONE, 1, 0, 0);
-        set_header(rt, p, g, 2, 1, COMPLETING);
+        let region = launch.region();
+        let [g, p, c1, c2] = [0, 1, 2, 3].map(|i| region.task_id(OWNER, i));
+        set_header(region, g, NONE, 1, 0, 0);
+        set_header(region, p, g, 2, 1, COMPLETING);
         complete(&runner, lanes(&[(4, c1, p), (9, c2, p)]));
-        assert_eq!([pending(rt, p), pending(rt, g)], [0, 0]);
+        assert_eq!([pending(region, p), pending(region, g)], [0, 0]);
         let shared = runner.shared();
         assert_eq!([shared.staged[0].load(), shared.staged[1].load()], [1, 0]);
         assert_eq!(shared.keep[0][0].load(), g);
@@ -247,15 +250,15 @@ mod tests {
     #[test]
     fn a_completing_parent_with_children_left_waits() {
         let (launch, runner, _owner) = setup();
-        let rt = launch.rt();
-        let [g, p, c1] = [0, 1, 2].map(|i| rt.task_id(OWNER, i));
-        set_header(rt, g, NONE, 1, 0, 0);
-        set_header(rt, p, g, 2, 0, COMPLETING);
+        let region = launch.region();
+        let [g, p, c1] = [0, 1, 2].map(|i| region.task_id(OWNER, i));
+        set_header(region, g, NONE, 1, 0, 0);
+        set_header(region, p, g, 2, 0, COMPLETING);
         complete(&runner, lanes(&[(0, c1, p)]));
-        assert_eq!([pending(rt, p), pending(rt, g)], [1, 1]);
+        assert_eq!([pending(region, p), pending(region, g)], [1, 1]);
         assert!(!runner.shared().has_staged(2));
         assert_eq!(
-            rt.pool_meta(OWNER).frees.load(Ordering::Relaxed),
+            region.pool_meta(OWNER).frees.load(Ordering::Relaxed),
             u32::MAX,
             "only the child was freed"
         );
@@ -264,22 +267,22 @@ mod tests {
     #[test]
     fn the_root_finishing_ends_the_launch() {
         let (launch, runner, owner) = setup();
-        let rt = launch.rt();
-        let root = rt.task_id(OWNER, 0);
+        let region = launch.region();
+        let root = region.task_id(OWNER, 0);
         complete(&runner, lanes(&[(2, root, NONE)]));
-        assert!(rt.control().finished());
-        assert!(!rt.control().aborted());
+        assert!(region.control().finished());
+        assert!(!region.control().aborted());
         assert_eq!(freed_ids(&owner, 1), [root]);
     }
 
     #[test]
     fn a_completing_root_finishes_through_the_cascade() {
         let (launch, runner, owner) = setup();
-        let rt = launch.rt();
-        let [root, c] = [0, 1].map(|i| rt.task_id(OWNER, i));
-        set_header(rt, root, NONE, 1, 0, COMPLETING);
+        let region = launch.region();
+        let [root, c] = [0, 1].map(|i| region.task_id(OWNER, i));
+        set_header(region, root, NONE, 1, 0, COMPLETING);
         complete(&runner, lanes(&[(31, c, root)]));
-        assert!(rt.control().finished());
+        assert!(region.control().finished());
         assert!(!runner.shared().has_staged(2));
         assert_eq!(freed_ids(&owner, 2), [c, root]);
     }

@@ -5,7 +5,7 @@
 //! writes the body's return value. On the host the same body is reachable through the
 //! [`Kernel`] trait, which the CPU executor calls.
 
-use crate::layout::LaunchParams;
+use crate::abi::LaunchParams;
 use crate::slice::{Slice, SliceMut};
 use crate::task::{Site, TaskFunction};
 
@@ -101,7 +101,7 @@ where
 mod gpu {
     use super::*;
     use crate::arch::{self, Warp};
-    use crate::launch::Runtime;
+    use crate::region::Region;
     use crate::scheduler::Worker;
     use crate::task::create_root;
 
@@ -114,22 +114,22 @@ mod gpu {
     where
         T::Output: Copy,
     {
-        let rt = Runtime::new(launch);
-        arch::init_block(&rt);
+        let region = Region::new(launch);
+        arch::init_block(&region);
         let warp = Warp::current();
         let mut worker = Worker::new(&warp);
         if warp.id() == 0 {
             worker.start_root(|w| create_root::<T>(w, site, args));
         }
         worker.run::<T>();
-        if warp.runtime().control().aborted() {
+        if warp.region().control().aborted() {
             // No result: the host reports the recorded error instead.
             arch::exit_thread();
         }
         // Acquire: the root's result was written before the stop word was set to finished.
         arch::fence();
         // SAFETY: the root finished, so the result area holds its `T::Output`.
-        unsafe { (rt.root_result as *const T::Output).read() }
+        unsafe { (region.root_result as *const T::Output).read() }
     }
 }
 

@@ -3,7 +3,7 @@
 //! A lane's context is written only by that lane (on the GPU it sits in shared memory at the
 //! lane's thread index, on the CPU in the simulated warp), so plain fields suffice.
 
-use crate::launch::Runtime;
+use crate::region::Region;
 use crate::scheduler::WarpShared;
 use crate::task::TaskInfo;
 
@@ -52,7 +52,7 @@ impl LaneCtx {
 pub struct LaneView {
     pub(crate) ctx: *mut LaneCtx,
     pub(crate) shared: *const WarpShared,
-    pub(crate) rt: *const Runtime,
+    pub(crate) region: *const Region,
     /// The lane's global warp index (its pool and queues).
     pub(crate) warp: u32,
     /// The thread's scratch memory.
@@ -80,8 +80,8 @@ impl LaneView {
 
     /// The runtime's view of device memory.
     #[inline(always)]
-    pub(crate) fn rt(&self) -> &Runtime {
+    pub(crate) fn region(&self) -> &Region {
         // SAFETY: the runtime outlives every worker of the launch.
-        unsafe { &*self.rt }
+        unsafe { &*self.region }
     }
 }

@@ -6,18 +6,24 @@
 //! simulation. Only [`arch`] differs between the two. Users reach it through the `gtap` crate;
 //! launching lives in `gtap-host`.
 //!
-//! How the pieces fit, in the order a task meets them:
+//! What other crates see is short: the user-facing types (re-exported by `gtap`), [`abi`] (the
+//! contract with `gtap-host` and `gtap-builder`: every shared `#[repr(C)]` shape, limit and
+//! size), [`cpu::run`] (the CPU executor's entry point), and `__private` for the macros. Every
+//! other module is private. How they fit, in the order a task meets them:
 //!
 //! | module | concept |
 //! |---|---|
 //! | [`task`] | what the macros expand to: task functions as futures, spawn, wait |
+//! | [`kernel`] | kernels and `entry!`: every thread becomes a scheduler worker |
 //! | [`record`] | a task record: header + the task's future, in one slot |
 //! | [`pool`] | per-warp task-ID pools |
 //! | [`queue`] | per-warp ring queues: staging, publishing, pops, steals, DAQ |
 //! | [`join`] | join counters and continuations |
-//! | [`scheduler`] | the warp loop tying them together, termination |
-//! | [`error`] | device failures recorded for the host |
-//! | [`layout`] | where everything lives in device memory |
+//! | [`scheduler`] | the worker loop (a worker is a warp in thread mode) tying them together, termination |
+//! | [`error`] | device failures reported to the host |
+//! | [`region`] | the device's view of one launch: typed pointers into the region |
+//! | [`abi`] | the host-device contract: layout, launch parameters, shared-memory map, error report, statistics, limits |
+//! | [`cpu`] | the CPU executor: `State` (the region in host memory) and `run` |
 //! | [`arch`] | the GPU/CPU layer: atomics with explicit ordering, warps, lane context |
 //!
 //! The scheduler's protocol (queues, steals, joins, termination, memory ordering) is written
@@ -39,37 +45,41 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
-pub mod arch;
-pub mod atomic;
+// The contract with gtap-host and gtap-builder, and the CPU executor's entry point.
+pub mod abi;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod cpu;
-pub mod device_code;
-pub mod error;
-pub mod join;
-pub mod kernel;
-pub mod lane;
-pub mod launch;
-pub mod layout;
+
+// What user code names (through the `gtap` facade).
+pub mod math;
+pub mod thread;
+
+// The runtime's internals: private, reached only through the items re-exported below and the
+// macros' `__private` module.
+mod arch;
+mod atomic;
+mod device_code;
+mod error;
+mod join;
+mod kernel;
+mod lane;
 #[cfg(all(test, loom))]
 mod loom_tests;
-pub mod math;
-pub mod pool;
-pub mod probe;
-pub mod queue;
-pub mod record;
-pub mod scheduler;
-pub mod slice;
-pub mod stats;
-pub mod task;
+mod pool;
+mod probe;
+mod queue;
+mod record;
+mod region;
+mod scheduler;
+mod slice;
+mod task;
 #[cfg(test)]
 mod testing;
-pub mod thread;
 
 pub use atomic::AtomicElement;
 pub use device_code::{Cubin, DeviceCode, KernelModule};
 pub use kernel::{Kernel, KernelArg, KernelArgs};
 pub use lane::SCRATCH_WORDS;
-pub use layout::{Geometry, LaunchParams, Layout};
 pub use slice::{Slice, SliceMut};
 pub use task::{TaskFunction, TaskInfo};
 
@@ -77,8 +87,8 @@ pub use task::{TaskFunction, TaskInfo};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::__ptx_kernel as ptx_kernel;
+    pub use crate::abi::LaunchParams;
     pub use crate::kernel::{Kernel, KernelArg, KernelArgs, entry, write_result};
-    pub use crate::layout::LaunchParams;
     pub use crate::task::{
         DirectCall, QueueIndex, Site, Suspend, TaskFunction, TaskInfo, prepare_wait, queue_index,
         record_bytes_of, record_bytes_u32, spawn,

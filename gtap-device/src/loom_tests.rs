@@ -22,8 +22,8 @@
 use core::sync::atomic::Ordering;
 use std::vec::Vec;
 
+use crate::abi::Geometry;
 use crate::arch::{self, Warp, shadow};
-use crate::layout::Geometry;
 use crate::pool::{self, PoolLocal};
 use crate::queue;
 use crate::scheduler::Worker;
@@ -53,18 +53,18 @@ fn model(preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
 fn launch(geometry: Geometry) -> &'static Launch {
     shadow::reset();
     let launch = Launch::leak(geometry);
-    let rt = launch.rt();
-    let _ = rt.control().aborted();
-    let _ = rt.control().error_claim.load(Ordering::Relaxed);
-    for w in 0..rt.warps {
-        for q in 0..rt.num_queues {
-            let meta = rt.queue_meta(w, q);
+    let region = launch.region();
+    let _ = region.control().aborted();
+    let _ = region.control().error_claim.load(Ordering::Relaxed);
+    for w in 0..region.warps {
+        for q in 0..region.num_queues {
+            let meta = region.queue_meta(w, q);
             let _ = meta.count.load(Ordering::Relaxed);
             let _ = meta.head.load(Ordering::Relaxed);
             let _ = meta.lock.load(Ordering::Relaxed);
         }
         // Position 0 is the zeroed state: this writes the same values, through the shadows.
-        pool::preset_ring(rt, &PoolLocal::new(), w, 0);
+        pool::preset_ring(region, &PoolLocal::new(), w, 0);
     }
     launch
 }
@@ -87,10 +87,10 @@ fn on_lane0<T>(warp: &Warp, f: impl FnOnce() -> T) -> T {
 fn fib_run(warps: u32, n: u32, at: u32) {
     let launch = launch(geometry(warps, 8, 2));
     let start = move |w: u32| {
-        let rt = launch.rt();
-        let warp = Warp::new(rt, w, None);
-        pool::preset_ring(rt, &warp.shared().pool, w, at);
-        queue::preset_positions(rt, warp.shared(), w, at);
+        let region = launch.region();
+        let warp = Warp::new(region, w, None);
+        pool::preset_ring(region, &warp.shared().pool, w, at);
+        queue::preset_positions(region, warp.shared(), w, at);
         warp
     };
     let others: Vec<_> = (1..warps)
@@ -140,9 +140,9 @@ fn loom_fib_three_warps() {
 fn loom_pool_ring_handoff_across_wrap() {
     model(3, || {
         let launch = launch(geometry(2, 2, 1));
-        let rt = launch.rt();
-        let owner = Warp::new(rt, 0, None);
-        pool::preset_ring(rt, &owner.shared().pool, 0, u32::MAX);
+        let region = launch.region();
+        let owner = Warp::new(region, 0, None);
+        pool::preset_ring(region, &owner.shared().pool, 0, u32::MAX);
         let first: Vec<u32> = on_lane0(&owner, || {
             let lane = arch::current_lane();
             (0..2).filter_map(|_| pool::alloc(&lane)).collect()
@@ -150,11 +150,11 @@ fn loom_pool_ring_handoff_across_wrap() {
         assert_eq!(first.len(), 2);
         let freed = first.clone();
         let producer = loom::thread::spawn(move || {
-            let other = Warp::new(launch.rt(), 1, None);
+            let other = Warp::new(launch.region(), 1, None);
             on_lane0(&other, || {
-                let rt = launch.rt();
+                let region = launch.region();
                 for &id in &freed {
-                    shadow::write(rt.header(id) as usize);
+                    shadow::write(region.header(id) as usize);
                 }
                 arch::fence();
                 for &id in &freed {
@@ -163,7 +163,7 @@ fn loom_pool_ring_handoff_across_wrap() {
             });
         });
         // Allocate only what producers have reserved: the exhaustion wait is not modelled.
-        while rt.pool_meta(0).frees.load(Ordering::Relaxed) != 1 {
+        while region.pool_meta(0).frees.load(Ordering::Relaxed) != 1 {
             loom::thread::yield_now();
         }
         let mut again: Vec<u32> = on_lane0(&owner, || {
@@ -171,7 +171,7 @@ fn loom_pool_ring_handoff_across_wrap() {
             (0..2).filter_map(|_| pool::alloc(&lane)).collect()
         });
         for &id in &again {
-            shadow::write(rt.header(id) as usize);
+            shadow::write(region.header(id) as usize);
         }
         producer.join().expect("producer thread");
         again.sort_unstable();

@@ -1,5 +1,6 @@
-//! Floating-point operations whose result is the same on the GPU and in the CPU executor, so a
-//! kernel's output can be compared bit for bit with a host reference.
+//! Arithmetic whose result is the same on the GPU and in the CPU executor, so a kernel's output
+//! can be compared bit for bit with a host reference: floating-point operations, and the
+//! runtime's random-number generator.
 //!
 //! `core` has no fused multiply-add on stable Rust; on the GPU these are single PTX
 //! instructions (`fma.rn`), on the host the correctly rounded `std` functions.
@@ -67,5 +68,45 @@ pub fn sqrt(x: f64) -> f64 {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         x.sqrt()
+    }
+}
+
+/// A xorshift64 generator (Marsaglia's shifts 13, 7, 17): cheap, with the same sequence on the
+/// GPU and the CPU. The runtime draws its victims and queue choices from it, the deterministic
+/// CPU executor its schedules; device code and tests may use it where a statistically weak
+/// generator will do.
+///
+/// ```
+/// let mut rng = gtap_device::math::XorShift64::new(7);
+/// let first = rng.next_u64();
+/// assert_eq!(gtap_device::math::XorShift64::new(7).next_u64(), first);
+/// assert!(rng.below(10) < 10);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct XorShift64(u64);
+
+impl XorShift64 {
+    /// A generator seeded with `seed`. Any seed will do: the low bit is set, since the all-zero
+    /// state would only ever give zeros.
+    pub const fn new(seed: u64) -> Self {
+        Self(seed | 1)
+    }
+
+    /// The next number.
+    #[inline(always)]
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    /// The next number reduced below `n` (by remainder, so slightly biased unless `n` is a
+    /// power of two). `n` must not be zero.
+    #[inline(always)]
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
     }
 }

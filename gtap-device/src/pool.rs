@@ -70,9 +70,9 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::arch::{self, AtomicU32, AtomicU64, LocalU32, Warp};
+use crate::arch::{self, AtomicU32, AtomicU64, Broadcast, LocalU32, Warp};
 use crate::lane::LaneView;
-use crate::launch::Runtime;
+use crate::region::Region;
 
 /// Ids a warp keeps at hand (and own ids it can take back) per step.
 pub const STASH: u32 = 64;
@@ -173,9 +173,9 @@ impl Spin {
 
     /// Backs off once. `false`: the launch has aborted, stop waiting.
     #[inline]
-    fn again(&mut self, rt: &Runtime) -> bool {
+    fn again(&mut self, region: &Region) -> bool {
         self.spins = self.spins.wrapping_add(1);
-        if self.spins.is_multiple_of(SPINS_PER_ABORT_CHECK) && rt.control().aborted() {
+        if self.spins.is_multiple_of(SPINS_PER_ABORT_CHECK) && region.control().aborted() {
             return false;
         }
         arch::backoff(32);
@@ -187,8 +187,8 @@ impl Spin {
 /// says it holds an id. Wrapping: after 2^32 positions the rounds start again at 0, and so
 /// does this number.
 #[inline(always)]
-fn empty_seq(rt: &Runtime, p: u32) -> u32 {
-    (p >> rt.id_shift).wrapping_mul(2)
+fn empty_seq(region: &Region, p: u32) -> u32 {
+    (p >> region.id_shift).wrapping_mul(2)
 }
 
 /// Allocates a task id from the calling lane's warp. `None` means the pool is exhausted (or
@@ -200,7 +200,7 @@ pub(crate) fn alloc(lane: &LaneView) -> Option<u32> {
     let id = if have > 0 {
         Some(local.ready[have as usize - 1].load())
     } else {
-        alloc_slow(lane.rt(), local, lane.warp)
+        alloc_slow(lane.region(), local, lane.warp)
     };
     if id.is_some() {
         local.handed.fetch_add_warp(1);
@@ -210,12 +210,12 @@ pub(crate) fn alloc(lane: &LaneView) -> Option<u32> {
 
 /// Allocation without the stash: the ring, else a fresh id, else wait for a free.
 #[inline(never)]
-fn alloc_slow(rt: &Runtime, local: &PoolLocal, warp: u32) -> Option<u32> {
+fn alloc_slow(region: &Region, local: &PoolLocal, warp: u32) -> Option<u32> {
     loop {
         let t = local.taken.load();
         let mut seen = local.frees_seen.load();
         if !after(seen, t) {
-            seen = rt.pool_meta(warp).frees.load(Ordering::Relaxed);
+            seen = region.pool_meta(warp).frees.load(Ordering::Relaxed);
             // Lanes may store these out of order; a stale value only costs another reload
             // (the benign race racecheck reports: see "Racecheck" in the module docs).
             local.frees_seen.store(seen);
@@ -224,30 +224,30 @@ fn alloc_slow(rt: &Runtime, local: &PoolLocal, warp: u32) -> Option<u32> {
             }
         }
         if local.taken.compare_exchange(t, t.wrapping_add(1)) {
-            return take(rt, warp, t);
+            return take(region, warp, t);
         }
     }
     let c = local.fresh.fetch_add(1);
-    if c < rt.slots_per_warp {
-        return Some(rt.task_id(warp, c));
+    if c < region.slots_per_warp {
+        return Some(region.task_id(warp, c));
     }
     // Every id is out: wait for one to come back.
     let t = local.taken.fetch_add(1);
     let mut spin = Spin::new();
-    while !after(rt.pool_meta(warp).frees.load(Ordering::Relaxed), t) {
-        if spin.spins > PATIENCE || !spin.again(rt) {
+    while !after(region.pool_meta(warp).frees.load(Ordering::Relaxed), t) {
+        if spin.spins > PATIENCE || !spin.again(region) {
             return None;
         }
     }
-    take(rt, warp, t)
+    take(region, warp, t)
 }
 
 /// Consumes ring position `t`, which a producer has reserved. `None`: the launch aborted
 /// before the producer filled it.
 #[inline]
-fn take(rt: &Runtime, warp: u32, t: u32) -> Option<u32> {
-    let slot = &rt.pool_cell(warp, t).0;
-    let ready = empty_seq(rt, t).wrapping_add(1);
+fn take(region: &Region, warp: u32, t: u32) -> Option<u32> {
+    let slot = &region.pool_cell(warp, t).0;
+    let ready = empty_seq(region, t).wrapping_add(1);
     let mut spin = Spin::new();
     loop {
         // Acquire: pairs with the producer's release (a fence before its store, or a release
@@ -258,12 +258,12 @@ fn take(rt: &Runtime, warp: u32, t: u32) -> Option<u32> {
         let word = slot.load(Ordering::Acquire);
         if (word >> 32) as u32 == ready {
             // Same word: the next round's producer cannot overwrite it before this read.
-            let next_round = empty_seq(rt, t.wrapping_add(1 << rt.id_shift));
+            let next_round = empty_seq(region, t.wrapping_add(1 << region.id_shift));
             slot.store(cell(next_round, 0), Ordering::Relaxed);
             return Some(word as u32);
         }
         // The producer reserved the position and is about to fill it.
-        if !spin.again(rt) {
+        if !spin.again(region) {
             return None;
         }
     }
@@ -275,8 +275,8 @@ fn take(rt: &Runtime, warp: u32, t: u32) -> Option<u32> {
 /// `Release`, since the owner may hand the slot out again at once.
 #[inline]
 pub(crate) fn free(lane: &LaneView, id: u32, order: Ordering) {
-    let rt = lane.rt();
-    if rt.owner(id) == lane.warp {
+    let region = lane.region();
+    if region.owner(id) == lane.warp {
         let local = &lane.shared().pool;
         let at = local.freed_len.fetch_add_warp(1);
         if at < STASH {
@@ -284,34 +284,89 @@ pub(crate) fn free(lane: &LaneView, id: u32, order: Ordering) {
             return;
         }
     }
-    free_to_ring(rt, id, order);
+    free_to_ring(region, id, order);
 }
 
 /// Puts `id` into its owner's ring. Gives up (the id is lost) if the launch aborts while it
 /// waits for the cell.
 #[inline]
-fn free_to_ring(rt: &Runtime, id: u32, order: Ordering) {
-    let owner = rt.owner(id);
-    let p = rt.pool_meta(owner).frees.fetch_add(1, Ordering::Relaxed);
-    let slot = &rt.pool_cell(owner, p).0;
-    let empty = empty_seq(rt, p);
+fn free_to_ring(region: &Region, id: u32, order: Ordering) {
+    let owner = region.owner(id);
+    let p = region
+        .pool_meta(owner)
+        .frees
+        .fetch_add(1, Ordering::Relaxed);
+    let slot = &region.pool_cell(owner, p).0;
+    let empty = empty_seq(region, p);
     let mut spin = Spin::new();
     while (slot.load(Ordering::Relaxed) >> 32) as u32 != empty {
         // The consumer of this cell's previous round took its position but has not read it yet.
-        if !spin.again(rt) {
+        if !spin.again(region) {
             return;
         }
     }
     slot.store(cell(empty.wrapping_add(1), id), order);
 }
 
+/// How the lanes refill the stash `ready` at the end of a step, planned once by the warp's
+/// leader: `moved` of the warp's own freed ids go into `ready` after its first `start`
+/// entries, `spilled` more go back through the ring, then `from_ring` ids are taken from ring
+/// position `ring_at` and `from_fresh` never-used ids from index `fresh_at`.
+#[derive(Clone, Copy)]
+struct RestockPlan {
+    start: u32,
+    moved: u32,
+    spilled: u32,
+    from_ring: u32,
+    ring_at: u32,
+    from_fresh: u32,
+    fresh_at: u32,
+}
+
+impl Broadcast for RestockPlan {
+    type Words = [u32; 7];
+    #[inline(always)]
+    fn to_words(self) -> [u32; 7] {
+        [
+            self.start,
+            self.moved,
+            self.spilled,
+            self.from_ring,
+            self.ring_at,
+            self.from_fresh,
+            self.fresh_at,
+        ]
+    }
+    #[inline(always)]
+    fn from_words(
+        [
+            start,
+            moved,
+            spilled,
+            from_ring,
+            ring_at,
+            from_fresh,
+            fresh_at,
+        ]: [u32; 7],
+    ) -> Self {
+        RestockPlan {
+            start,
+            moved,
+            spilled,
+            from_ring,
+            ring_at,
+            from_fresh,
+            fresh_at,
+        }
+    }
+}
+
 /// End of step, after the warp barrier (collective): takes the warp's own freed ids back into
 /// `ready` and fills it up from the ring, then from fresh ids. Lanes copy in parallel.
 pub(crate) fn restock(warp: &Warp) {
-    let rt = warp.runtime();
+    let region = warp.region();
     let local = &warp.shared().pool;
     let me = warp.id();
-    // The plan, made once: [start, moved, spilled, from_ring, ring_at, from_fresh, fresh_at].
     let plan = warp.leader(|| {
         let start = (local.ready_len.load() as i32).max(0) as u32;
         let freed = local.freed_len.load().min(STASH);
@@ -322,7 +377,7 @@ pub(crate) fn restock(warp: &Warp) {
         // The ring is read (device memory) only when the stash runs low: most steps recycle the
         // warp's own ids and need no round trip.
         if start + moved < STASH / 2 {
-            let frees = rt.pool_meta(me).frees.load(Ordering::Relaxed);
+            let frees = region.pool_meta(me).frees.load(Ordering::Relaxed);
             local.frees_seen.store(frees);
             // Only positions producers have reserved. (An allocation that gave up waiting may
             // have left `taken` ahead of `frees`; the launch is aborting then.)
@@ -330,9 +385,9 @@ pub(crate) fn restock(warp: &Warp) {
             from_ring = (available.max(0) as u32).min(room);
             room -= from_ring;
         }
-        let fresh_at = local.fresh.load().min(rt.slots_per_warp);
+        let fresh_at = local.fresh.load().min(region.slots_per_warp);
         let from_fresh = if start + moved < STASH / 2 {
-            (rt.slots_per_warp - fresh_at).min(room)
+            (region.slots_per_warp - fresh_at).min(room)
         } else {
             0
         };
@@ -343,17 +398,17 @@ pub(crate) fn restock(warp: &Warp) {
             .store(start + moved + from_ring + from_fresh);
         local.freed_len.store(0);
         local.kept.fetch_add(moved);
-        [
+        RestockPlan {
             start,
             moved,
-            freed - moved,
+            spilled: freed - moved,
             from_ring,
             ring_at,
             from_fresh,
             fresh_at,
-        ]
+        }
     });
-    let [
+    let RestockPlan {
         start,
         moved,
         spilled,
@@ -361,7 +416,7 @@ pub(crate) fn restock(warp: &Warp) {
         ring_at,
         from_fresh,
         fresh_at,
-    ] = plan;
+    } = plan;
     let gave_up = warp.lanes(|lane| {
         let mut gave_up = false;
         let mut j = lane;
@@ -371,17 +426,17 @@ pub(crate) fn restock(warp: &Warp) {
             } else if j < moved + spilled {
                 // More of the warp's own ids came back than `ready` holds: through the ring.
                 // Relaxed: the step's fence already ordered every access to these slots.
-                free_to_ring(rt, local.freed[j as usize].load(), Ordering::Relaxed);
+                free_to_ring(region, local.freed[j as usize].load(), Ordering::Relaxed);
             } else if j < moved + spilled + from_ring {
                 let k = j - moved - spilled;
-                match take(rt, me, ring_at.wrapping_add(k)) {
+                match take(region, me, ring_at.wrapping_add(k)) {
                     Some(id) => local.ready[(start + moved + k) as usize].store(id),
                     None => gave_up = true,
                 }
             } else {
                 let k = j - moved - spilled - from_ring;
                 local.ready[(start + moved + from_ring + k) as usize]
-                    .store(rt.task_id(me, fresh_at + k));
+                    .store(region.task_id(me, fresh_at + k));
             }
             j += arch::WARP_SIZE;
         }
@@ -399,8 +454,8 @@ pub(crate) fn restock(warp: &Warp) {
 /// Whether the warp has used less than half of its task slots so far (from warp-local
 /// counters only: fresh ids handed out bound the slots in circulation).
 #[inline]
-pub(crate) fn roomy(rt: &Runtime, local: &PoolLocal) -> bool {
-    local.fresh.load() < rt.slots_per_warp / 2
+pub(crate) fn roomy(region: &Region, local: &PoolLocal) -> bool {
+    local.fresh.load() < region.slots_per_warp / 2
 }
 
 /// Ids the warp has handed out to tasks.
@@ -412,26 +467,27 @@ pub(crate) fn handed(local: &PoolLocal) -> u32 {
 /// Tasks of warp `w` allocated and not yet freed (exact when the warp is quiescent, between
 /// steps).
 #[inline]
-pub(crate) fn live(rt: &Runtime, local: &PoolLocal, warp: u32) -> u32 {
+pub(crate) fn live(region: &Region, local: &PoolLocal, warp: u32) -> u32 {
     let back = local
         .kept
         .load()
-        .wrapping_add(rt.pool_meta(warp).frees.load(Ordering::Relaxed));
+        .wrapping_add(region.pool_meta(warp).frees.load(Ordering::Relaxed));
     local.handed.load().wrapping_sub(back)
 }
 
 /// Test only: starts `warp`'s free-id ring at position `at` instead of 0, with every cell
 /// empty for the round of the position that will use it next.
 #[cfg(test)]
-pub(crate) fn preset_ring(rt: &Runtime, local: &PoolLocal, warp: u32, at: u32) {
+pub(crate) fn preset_ring(region: &Region, local: &PoolLocal, warp: u32, at: u32) {
     local.taken.store(at);
     local.frees_seen.store(at);
-    rt.pool_meta(warp).frees.store(at, Ordering::Relaxed);
-    for k in 0..1u32 << rt.id_shift {
+    region.pool_meta(warp).frees.store(at, Ordering::Relaxed);
+    for k in 0..1u32 << region.id_shift {
         let p = at.wrapping_add(k);
-        rt.pool_cell(warp, p)
+        region
+            .pool_cell(warp, p)
             .0
-            .store(cell(empty_seq(rt, p), 0), Ordering::Relaxed);
+            .store(cell(empty_seq(region, p), 0), Ordering::Relaxed);
     }
 }
 
@@ -477,7 +533,7 @@ mod tests {
             !handle.is_finished(),
             "the wait should last while the launch runs"
         );
-        launch.rt().control().abort();
+        launch.region().control().abort();
         within(10, move || handle.join().expect("no panic"))
     }
 
@@ -486,11 +542,11 @@ mod tests {
         within(60, || {
             for back in [1u32, 2, 3, 6, 1000] {
                 let launch = Launch::leak(geometry(2, 4, 1));
-                let rt = launch.rt();
-                let (owner, other) = (Warp::new(rt, 0, None), Warp::new(rt, 1, None));
+                let region = launch.region();
+                let (owner, other) = (Warp::new(region, 0, None), Warp::new(region, 1, None));
                 let start = 0u32.wrapping_sub(back);
-                preset_ring(rt, &owner.shared().pool, 0, start);
-                let all: Vec<u32> = (0..4).map(|i| rt.task_id(0, i)).collect();
+                preset_ring(region, &owner.shared().pool, 0, start);
+                let all: Vec<u32> = (0..4).map(|i| region.task_id(0, i)).collect();
                 // Four positions a round, through the stash (restock) and the ring directly.
                 for round in 0..(back / 4 + 8) {
                     if round % 2 == 1 {
@@ -504,7 +560,7 @@ mod tests {
                     assert_eq!(ids, all, "round {round}: each id out exactly once");
                     free_on(&other, &ids);
                 }
-                let frees = rt.pool_meta(0).frees.load(Ordering::Relaxed);
+                let frees = region.pool_meta(0).frees.load(Ordering::Relaxed);
                 assert!(
                     frees < start,
                     "the ring crossed 2^32 positions (frees {frees})"
@@ -516,8 +572,8 @@ mod tests {
     #[test]
     fn free_gives_up_when_launch_aborts() {
         let launch = Launch::leak(geometry(2, 2, 1));
-        let rt = launch.rt();
-        let (owner, other) = (Warp::new(rt, 0, None), Warp::new(rt, 1, None));
+        let region = launch.region();
+        let (owner, other) = (Warp::new(region, 0, None), Warp::new(region, 1, None));
         // Both ids handed out; one allocation too many gives up on ring position 0 (the pool
         // is exhausted: a device error is about to abort the launch).
         let ids = alloc_on(&owner, 3);
@@ -529,7 +585,7 @@ mod tests {
         assert_eq!(alloc_on(&owner, 1), [Some(b)]);
         // Freeing `b` again reserves position 2, whose cell still holds `a`: the producer waits
         // for a consumer that will never come.
-        let handle = thread::spawn(move || free_on(&Warp::new(launch.rt(), 1, None), &[b]));
+        let handle = thread::spawn(move || free_on(&Warp::new(launch.region(), 1, None), &[b]));
         abort_unsticks(launch, handle);
     }
 
@@ -538,17 +594,17 @@ mod tests {
         let launch = Launch::leak(geometry(2, 2, 1));
         // A producer reserved ring position 0 and stopped before filling it (as one that gives
         // up when the launch aborts does).
-        launch.rt().pool_meta(0).frees.add(1, Ordering::Relaxed);
-        let handle = thread::spawn(move || alloc_on(&Warp::new(launch.rt(), 0, None), 1));
+        launch.region().pool_meta(0).frees.add(1, Ordering::Relaxed);
+        let handle = thread::spawn(move || alloc_on(&Warp::new(launch.region(), 0, None), 1));
         assert_eq!(abort_unsticks(launch, handle), [None]);
     }
 
     #[test]
     fn restock_gives_up_when_launch_aborts() {
         let launch = Launch::leak(geometry(2, 2, 1));
-        launch.rt().pool_meta(0).frees.add(1, Ordering::Relaxed);
+        launch.region().pool_meta(0).frees.add(1, Ordering::Relaxed);
         let handle = thread::spawn(move || {
-            let owner = Warp::new(launch.rt(), 0, None);
+            let owner = Warp::new(launch.region(), 0, None);
             restock(&owner);
             // The stash has a hole where the untaken id would be: it must hand out nothing.
             owner.shared().pool.ready_len.load() as i32
@@ -557,8 +613,8 @@ mod tests {
     }
 
     /// Ids `from..to` of warp `w`, newest first: the order a full stash hands them out.
-    fn ids_down(rt: &Runtime, w: u32, from: u32, to: u32) -> Vec<u32> {
-        (from..to).rev().map(|i| rt.task_id(w, i)).collect()
+    fn ids_down(region: &Region, w: u32, from: u32, to: u32) -> Vec<u32> {
+        (from..to).rev().map(|i| region.task_id(w, i)).collect()
     }
 
     fn some(ids: Vec<Option<u32>>) -> Vec<u32> {
@@ -568,26 +624,26 @@ mod tests {
     #[test]
     fn restock_fills_the_stash_with_fresh_ids() {
         let launch = Launch::leak(geometry(2, 128, 1));
-        let rt = launch.rt();
-        let owner = Warp::new(rt, 0, None);
+        let region = launch.region();
+        let owner = Warp::new(region, 0, None);
         let local = &owner.shared().pool;
         restock(&owner);
         assert_eq!((local.ready_len.load(), local.fresh.load()), (STASH, STASH));
-        assert_eq!(some(alloc_on(&owner, 3)), ids_down(rt, 0, 61, 64));
-        assert_eq!((handed(local), live(rt, local, 0)), (3, 3));
+        assert_eq!(some(alloc_on(&owner, 3)), ids_down(region, 0, 61, 64));
+        assert_eq!((handed(local), live(region, local, 0)), (3, 3));
         // Roomy means fewer than half the slots drawn fresh: 64 of 128 is not.
-        assert!(!roomy(rt, local));
+        assert!(!roomy(region, local));
         let wide = Launch::leak(geometry(2, 130, 1));
-        let warp = Warp::new(wide.rt(), 0, None);
+        let warp = Warp::new(wide.region(), 0, None);
         restock(&warp);
-        assert!(roomy(wide.rt(), &warp.shared().pool), "64 of 130");
+        assert!(roomy(wide.region(), &warp.shared().pool), "64 of 130");
     }
 
     #[test]
     fn own_frees_come_back_through_the_stash() {
         let launch = Launch::leak(geometry(2, 128, 1));
-        let rt = launch.rt();
-        let owner = Warp::new(rt, 0, None);
+        let region = launch.region();
+        let owner = Warp::new(region, 0, None);
         let local = &owner.shared().pool;
         restock(&owner);
         let ids = some(alloc_on(&owner, 3));
@@ -598,11 +654,11 @@ mod tests {
         assert_eq!(local.kept.load(), 3);
         assert_eq!(local.freed_len.load(), 0);
         assert_eq!(
-            rt.pool_meta(0).frees.load(Ordering::Relaxed),
+            region.pool_meta(0).frees.load(Ordering::Relaxed),
             0,
             "no ring traffic"
         );
-        assert_eq!(live(rt, local, 0), 0);
+        assert_eq!(live(region, local, 0), 0);
         // The stash hands back the last id it took in.
         assert_eq!(some(alloc_on(&owner, 1)), [ids[2]]);
     }
@@ -611,13 +667,13 @@ mod tests {
     fn restock_spills_own_frees_that_do_not_fit_into_the_ring() {
         let at = u32::MAX - 10;
         let launch = Launch::leak(geometry(2, 128, 1));
-        let rt = launch.rt();
-        let owner = Warp::new(rt, 0, None);
+        let region = launch.region();
+        let owner = Warp::new(region, 0, None);
         let local = &owner.shared().pool;
-        preset_ring(rt, local, 0, at);
+        preset_ring(region, local, 0, at);
         restock(&owner);
         let first = some(alloc_on(&owner, 64));
-        assert_eq!(first, ids_down(rt, 0, 0, 64));
+        assert_eq!(first, ids_down(region, 0, 0, 64));
         restock(&owner);
         assert_eq!(local.fresh.load(), 128, "every fresh id is out");
         // A full stash: the 64 ids freed now cannot move into it.
@@ -625,11 +681,11 @@ mod tests {
         restock(&owner);
         assert_eq!(local.ready_len.load(), STASH);
         assert_eq!(
-            rt.pool_meta(0).frees.load(Ordering::Relaxed),
+            region.pool_meta(0).frees.load(Ordering::Relaxed),
             at.wrapping_add(64),
             "spilled into the ring across 2^32"
         );
-        assert_eq!(some(alloc_on(&owner, 64)), ids_down(rt, 0, 64, 128));
+        assert_eq!(some(alloc_on(&owner, 64)), ids_down(region, 0, 64, 128));
         // The stash is empty: allocations take the spilled ids from the ring.
         let mut again = some(alloc_on(&owner, 64));
         again.sort_unstable();
@@ -642,8 +698,8 @@ mod tests {
     #[test]
     fn restock_takes_from_the_ring_only_when_the_stash_runs_low() {
         let launch = Launch::leak(geometry(2, 128, 1));
-        let rt = launch.rt();
-        let (owner, other) = (Warp::new(rt, 0, None), Warp::new(rt, 1, None));
+        let region = launch.region();
+        let (owner, other) = (Warp::new(region, 0, None), Warp::new(region, 1, None));
         let local = &owner.shared().pool;
         restock(&owner);
         let ids = some(alloc_on(&owner, 10));
@@ -651,15 +707,15 @@ mod tests {
         // 54 ready, at least half the stash: the ring is not read.
         restock(&owner);
         assert_eq!((local.taken.load(), local.ready_len.load()), (0, 54));
-        assert_eq!(rt.pool_meta(0).frees.load(Ordering::Relaxed), 10);
+        assert_eq!(region.pool_meta(0).frees.load(Ordering::Relaxed), 10);
         // 24 ready, below half: the ten freed elsewhere come in, then fresh ids.
         let _ = alloc_on(&owner, 30);
         restock(&owner);
         assert_eq!((local.taken.load(), local.ready_len.load()), (10, STASH));
         assert_eq!(local.fresh.load(), 94);
-        let mut expected = ids_down(rt, 0, 64, 94);
+        let mut expected = ids_down(region, 0, 64, 94);
         expected.extend(ids.iter().rev());
-        expected.extend(ids_down(rt, 0, 0, 24));
+        expected.extend(ids_down(region, 0, 0, 24));
         assert_eq!(some(alloc_on(&owner, 64)), expected);
     }
 

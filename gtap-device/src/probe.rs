@@ -1,13 +1,9 @@
 //! A self-test kernel built into every device module, for first light on a new machine: each
 //! thread writes a value derived from its global index and lane, and counts itself with an
-//! acquire-release atomic from [`crate::arch`]. The host checks both.
+//! acquire-release atomic from [`crate::arch`]. The host checks both
+//! ([`crate::abi::probe_value`]).
 
-/// What thread `gid` (global index) writes.
-pub const fn probe_value(gid: u32) -> u32 {
-    gid.wrapping_mul(2_654_435_761) ^ 0x5bd1_e995
-}
-
-/// `out[gid] = probe_value(gid) + lane` for `gid < n`; every thread adds 1 to `*counter`.
+/// `out[gid] = abi::probe_value(gid) + lane` for `gid < n`; every thread adds 1 to `*counter`.
 ///
 /// # Safety
 /// `out` holds `n` `u32`s and `counter` one, both in device memory.
@@ -23,7 +19,7 @@ pub unsafe extern "ptx-kernel" fn gtap_probe(out: *mut u32, counter: *mut u32, n
         // SAFETY: `gid < n` and `out` holds `n` values.
         unsafe {
             out.add(gid as usize)
-                .write(probe_value(gid).wrapping_add(crate::arch::lane_index()))
+                .write(crate::abi::probe_value(gid).wrapping_add(crate::arch::lane_index()))
         };
     }
     // SAFETY: `counter` points to a u32 in device memory, which `AtomicU32` wraps transparently.

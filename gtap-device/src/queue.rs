@@ -30,11 +30,13 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::arch::{self, AtomicU32, Lanes, WARP_SIZE, Warp};
-use crate::error::{ErrorCode, Failure, raise};
+use crate::abi::ErrorCode;
+use crate::arch::{self, AtomicU32, Broadcast, Lanes, WARP_SIZE, Warp};
+use crate::error::{Failure, raise};
 use crate::lane::LaneView;
-use crate::launch::Runtime;
+use crate::math::XorShift64;
 use crate::record::NONE;
+use crate::region::Region;
 use crate::scheduler::WarpShared;
 use crate::task::TaskInfo;
 
@@ -57,19 +59,19 @@ pub struct QueueMeta {
 const STEAL_TRIES: u32 = 4;
 
 #[inline(always)]
-fn slot(rt: &Runtime, warp: u32, q: u32, pos: u32) -> *mut u32 {
+fn slot(region: &Region, warp: u32, q: u32, pos: u32) -> *mut u32 {
     // SAFETY: `pos % capacity` lies inside the ring of (warp, q).
-    unsafe { rt.ring(warp, q).add((pos & rt.ring_mask) as usize) }
+    unsafe { region.ring(warp, q).add((pos & region.ring_mask) as usize) }
 }
 
 /// Reads the id at ring position `pos` of queue `q` of warp `warp`.
 #[inline(always)]
-pub(crate) fn read(rt: &Runtime, warp: u32, q: u32, pos: u32) -> u32 {
+pub(crate) fn read(region: &Region, warp: u32, q: u32, pos: u32) -> u32 {
     #[cfg(loom)]
-    arch::shadow::read(slot(rt, warp, q, pos) as usize);
+    arch::shadow::read(slot(region, warp, q, pos) as usize);
     // SAFETY: the caller claimed `pos` (by pop, steal or end-of-step take-back), and the id was
     // written before the claim became visible.
-    unsafe { slot(rt, warp, q, pos).read() }
+    unsafe { slot(region, warp, q, pos).read() }
 }
 
 /// Stages `task` on queue `q` of the calling lane's warp. Per lane.
@@ -84,7 +86,7 @@ pub(crate) fn stage(lane: &LaneView, task: u32, q: u32) {
     let pos = shared.tails[q as usize].load().wrapping_add(k - KEEP);
     // SAFETY: the calling lane owns its context.
     let info = unsafe { lane.ctx().info.as_ref() };
-    if let Some(slot) = ring_slot(lane.rt(), shared, lane.warp, q, pos, info) {
+    if let Some(slot) = ring_slot(lane.region(), shared, lane.warp, q, pos, info) {
         // SAFETY: `ring_slot` checked that position `pos` is free and within capacity.
         unsafe { slot.write(task) };
     }
@@ -94,16 +96,16 @@ pub(crate) fn stage(lane: &LaneView, task: u32, q: u32) {
 /// error) when the ring is full: `pos` would overwrite an id thieves have not claimed.
 #[inline]
 fn ring_slot(
-    rt: &Runtime,
+    region: &Region,
     shared: &WarpShared,
     me: u32,
     q: u32,
     pos: u32,
     info: Option<&TaskInfo>,
 ) -> Option<*mut u32> {
-    let cap = rt.queue_capacity;
+    let cap = region.queue_capacity;
     if pos.wrapping_sub(shared.heads[q as usize].load()) >= cap {
-        let head = rt.queue_meta(me, q).head.load(Ordering::Acquire);
+        let head = region.queue_meta(me, q).head.load(Ordering::Acquire);
         shared.heads[q as usize].store(head);
         if pos.wrapping_sub(head) >= cap {
             let mut f = Failure::in_task(
@@ -117,7 +119,7 @@ fn ring_slot(
             return None;
         }
     }
-    let entry = slot(rt, me, q, pos);
+    let entry = slot(region, me, q, pos);
     #[cfg(loom)]
     arch::shadow::write(entry as usize);
     Some(entry)
@@ -126,17 +128,17 @@ fn ring_slot(
 /// The queue of `warp` with the most published ids, or a random non-empty one in the
 /// deterministic executor's random-queue mode. Returns (queue, count).
 #[inline]
-fn pick(rt: &Runtime, warp: u32, rng: &mut u64) -> (u32, u32) {
-    let random = rt.random_queue();
+fn pick(region: &Region, warp: u32, rng: &mut XorShift64) -> (u32, u32) {
+    let random = region.random_queue();
     let (mut best, mut best_n, mut seen) = (0, 0, 0u32);
-    for q in 0..rt.num_queues {
-        let c = rt.queue_meta(warp, q).count.load(Ordering::Relaxed);
+    for q in 0..region.num_queues {
+        let c = region.queue_meta(warp, q).count.load(Ordering::Relaxed);
         if c == 0 {
             continue;
         }
         seen += 1;
         let take = if random {
-            next(rng).is_multiple_of(seen as u64)
+            rng.next_u64().is_multiple_of(seen as u64)
         } else {
             c > best_n
         };
@@ -147,85 +149,156 @@ fn pick(rt: &Runtime, warp: u32, rng: &mut u64) -> (u32, u32) {
     (best, best_n)
 }
 
+/// Ring positions `start..start + count` of one queue, claimed by a warp's leader; the lanes
+/// then read the ids at them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Span {
+    /// The first position (free-running; wraps).
+    pub(crate) start: u32,
+    /// How many positions.
+    pub(crate) count: u32,
+}
+
+impl Span {
+    /// No positions.
+    pub(crate) const EMPTY: Span = Span { start: 0, count: 0 };
+}
+
+impl Broadcast for Span {
+    type Words = [u32; 2];
+    #[inline(always)]
+    fn to_words(self) -> [u32; 2] {
+        [self.start, self.count]
+    }
+    #[inline(always)]
+    fn from_words([start, count]: [u32; 2]) -> Self {
+        Span { start, count }
+    }
+}
+
+/// Where a warp's next batch comes from: a span of queue `queue` of warp `owner`, the warp
+/// itself after a pop of its own, another after a steal (which leaves that queue locked until
+/// [`end_steal`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Claim {
+    /// The queue the ids are in.
+    pub(crate) queue: u32,
+    /// The claimed positions.
+    pub(crate) span: Span,
+    /// The warp that owns the queue, [`NONE`] when nothing was claimed.
+    pub(crate) owner: u32,
+}
+
+impl Claim {
+    /// Nothing to run: no own ids, no steal.
+    pub(crate) const NOTHING: Claim = Claim {
+        queue: 0,
+        span: Span::EMPTY,
+        owner: NONE,
+    };
+}
+
+impl Broadcast for Claim {
+    type Words = [u32; 4];
+    #[inline(always)]
+    fn to_words(self) -> [u32; 4] {
+        [self.queue, self.span.start, self.span.count, self.owner]
+    }
+    #[inline(always)]
+    fn from_words([queue, start, count, owner]: [u32; 4]) -> Self {
+        Claim {
+            queue,
+            span: Span { start, count },
+            owner,
+        }
+    }
+}
+
 /// Leader: claims up to 32 ids from the calling warp's own fullest queue, newest first.
-/// Returns `[queue, first position, count]`.
 #[inline]
 pub(crate) fn pop_own(
-    rt: &Runtime,
+    region: &Region,
     shared: &WarpShared,
     me: u32,
-    rng: &mut u64,
-) -> Option<[u32; 3]> {
+    rng: &mut XorShift64,
+) -> Option<Claim> {
     loop {
-        let (q, c) = pick(rt, me, rng);
+        let (q, c) = pick(region, me, rng);
         if c == 0 {
             return None;
         }
-        if let Some([tail, n]) = claim_newest(rt, shared, me, q, c, WARP_SIZE) {
-            return Some([q, tail, n]);
+        if let Some(span) = claim_newest(region, shared, me, q, c, WARP_SIZE) {
+            return Some(Claim {
+                queue: q,
+                span,
+                owner: me,
+            });
         }
     }
 }
 
 /// Leader: one attempt to claim up to `max` of the newest ids of the warp's own queue `q`,
 /// which held `seen` published ids when last read. On success the warp's tail moves back over
-/// them; returns `[first position, count]`. `None`: a thief claimed meanwhile, read again.
+/// them. `None`: a thief claimed meanwhile, read again.
 #[inline]
 fn claim_newest(
-    rt: &Runtime,
+    region: &Region,
     shared: &WarpShared,
     me: u32,
     q: u32,
     seen: u32,
     max: u32,
-) -> Option<[u32; 2]> {
+) -> Option<Span> {
     let n = seen.min(max);
-    rt.queue_meta(me, q)
+    region
+        .queue_meta(me, q)
         .count
         .compare_exchange(seen, seen - n, Ordering::AcqRel)
         .ok()?;
     let tail = shared.tails[q as usize].load().wrapping_sub(n);
     shared.tails[q as usize].store(tail);
-    Some([tail, n])
+    Some(Span {
+        start: tail,
+        count: n,
+    })
 }
 
 /// Leader: claims up to `max` of the newest published ids of the calling warp's own queue `q`,
-/// to top up a batch that is not full. Returns `[first position, count]` (count 0: none).
+/// to top up a batch that is not full (an empty span: none).
 #[inline]
-pub(crate) fn pop_own_at(rt: &Runtime, shared: &WarpShared, me: u32, q: u32, max: u32) -> [u32; 2] {
+pub(crate) fn pop_own_at(region: &Region, shared: &WarpShared, me: u32, q: u32, max: u32) -> Span {
     // Everything published lies in [head, tail); with the warp's last view of `head` (a lower
     // bound) saying the ring is empty, skip the device-memory round trip.
     if shared.tails[q as usize].load() == shared.heads[q as usize].load() {
-        return [0, 0];
+        return Span::EMPTY;
     }
     loop {
-        let c = rt.queue_meta(me, q).count.load(Ordering::Relaxed);
+        let c = region.queue_meta(me, q).count.load(Ordering::Relaxed);
         if c == 0 {
-            return [0, 0];
+            return Span::EMPTY;
         }
-        if let Some(claimed) = claim_newest(rt, shared, me, q, c, max) {
+        if let Some(claimed) = claim_newest(region, shared, me, q, c, max) {
             return claimed;
         }
     }
 }
 
 /// Leader: tries a few random victims and claims up to 32 of the oldest ids of the victim's
-/// fullest queue. On success the victim queue stays locked until [`end_steal`]; returns
-/// `[queue, first position, count, victim]`.
+/// fullest queue. On success the victim queue stays locked until [`end_steal`].
 #[inline]
-pub(crate) fn try_steal(rt: &Runtime, me: u32, rng: &mut u64) -> Option<[u32; 4]> {
-    if rt.warps < 2 {
+pub(crate) fn try_steal(region: &Region, me: u32, rng: &mut XorShift64) -> Option<Claim> {
+    if region.warps < 2 {
         return None;
     }
     for _ in 0..STEAL_TRIES {
         // A random index below warps - 1 by multiply-shift (no division).
-        let v = ((next(rng) as u32 as u64 * (rt.warps as u64 - 1)) >> 32) as u32;
+        let v = ((rng.next_u64() as u32 as u64 * (region.warps as u64 - 1)) >> 32) as u32;
         let victim = if v >= me { v + 1 } else { v };
-        let (q, c) = pick(rt, victim, rng);
+        let (q, c) = pick(region, victim, rng);
         if c == 0 {
             continue;
         }
-        let meta = rt.queue_meta(victim, q);
+        let meta = region.queue_meta(victim, q);
         if meta.lock.compare_exchange(0, 1, Ordering::Acquire).is_err() {
             continue;
         }
@@ -242,7 +315,14 @@ pub(crate) fn try_steal(rt: &Runtime, me: u32, rng: &mut u64) -> Option<[u32; 4]
                 .is_ok()
             {
                 let head = meta.head.load(Ordering::Relaxed);
-                return Some([q, head, n, victim]);
+                return Some(Claim {
+                    queue: q,
+                    span: Span {
+                        start: head,
+                        count: n,
+                    },
+                    owner: victim,
+                });
             }
         }
     }
@@ -251,8 +331,8 @@ pub(crate) fn try_steal(rt: &Runtime, me: u32, rng: &mut u64) -> Option<[u32; 4]
 
 /// Leader: the lanes have copied the stolen ids out; advance the victim's head and unlock.
 #[inline]
-pub(crate) fn end_steal(rt: &Runtime, victim: u32, q: u32, head: u32, n: u32) {
-    let meta = rt.queue_meta(victim, q);
+pub(crate) fn end_steal(region: &Region, victim: u32, q: u32, head: u32, n: u32) {
+    let meta = region.queue_meta(victim, q);
     meta.head.store(head.wrapping_add(n), Ordering::Release);
     meta.lock.store(0, Ordering::Release);
 }
@@ -273,12 +353,12 @@ pub(crate) struct Batch {
 /// written to the rings and published. `release` asks for the release fence even when nothing
 /// is published (finished tasks are about to notify their parents).
 pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
-    let rt = warp.runtime();
+    let region = warp.region();
     let shared = warp.shared();
     let me = warp.id();
     // Every lane reads the staged counts and reaches the same plan.
     let (mut best, mut best_n, mut published) = (0u32, 0u32, 0u32);
-    for q in 0..rt.num_queues {
+    for q in 0..region.num_queues {
         let s = shared.staged[q as usize].load();
         published += s;
         if s > best_n {
@@ -290,7 +370,7 @@ pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
     // `each`, not `lanes`: a ring that overflows here raises a device error, which needs the
     // lane's context (the CPU executor sets it only in `each`; on the GPU both are the same).
     let ids = warp.each(Warp::splat(()), |lane, ()| {
-        for q in 0..rt.num_queues {
+        for q in 0..region.num_queues {
             let s = shared.staged[q as usize].load();
             if q == best || lane >= s.min(KEEP) {
                 continue;
@@ -298,7 +378,7 @@ pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
             let pos = shared.tails[q as usize]
                 .load()
                 .wrapping_add(s.saturating_sub(KEEP) + lane);
-            if let Some(slot) = ring_slot(rt, shared, me, q, pos, None) {
+            if let Some(slot) = ring_slot(region, shared, me, q, pos, None) {
                 // SAFETY: `ring_slot` checked that position `pos` is free and within capacity.
                 unsafe { slot.write(shared.keep[q as usize][lane as usize].load()) };
             }
@@ -314,8 +394,8 @@ pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
         // entries above are visible GPU-wide before any publication or join notification.
         arch::fence();
     }
-    warp.leader(|| {
-        for q in 0..rt.num_queues {
+    warp.leader_only(|| {
+        for q in 0..region.num_queues {
             let s = shared.staged[q as usize].load();
             if s == 0 {
                 continue;
@@ -324,12 +404,14 @@ pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
             let publish = if q == best { s - keep } else { s };
             if publish > 0 {
                 // Relaxed: the lanes' fence above ordered everything it publishes.
-                rt.queue_meta(me, q).count.add(publish, Ordering::Relaxed);
+                region
+                    .queue_meta(me, q)
+                    .count
+                    .add(publish, Ordering::Relaxed);
                 let tail = shared.tails[q as usize].load();
                 shared.tails[q as usize].store(tail.wrapping_add(publish));
             }
         }
-        []
     });
     // Nobody stages into `keep` again before every lane has taken its id out of it.
     warp.sync();
@@ -340,25 +422,14 @@ pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
     }
 }
 
-/// xorshift64: victim and queue choice.
-#[inline(always)]
-pub(crate) fn next(rng: &mut u64) -> u64 {
-    let mut x = *rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    *rng = x;
-    x
-}
-
 /// Test only: starts every ring position of `warp`'s queues at `at` (a warp at kernel start has
 /// them all at 0), to run the wrap-around of the free-running counters.
 #[cfg(test)]
-pub(crate) fn preset_positions(rt: &Runtime, shared: &WarpShared, warp: u32, at: u32) {
-    for q in 0..rt.num_queues {
+pub(crate) fn preset_positions(region: &Region, shared: &WarpShared, warp: u32, at: u32) {
+    for q in 0..region.num_queues {
         shared.tails[q as usize].store(at);
         shared.heads[q as usize].store(at);
-        rt.queue_meta(warp, q).head.store(at, Ordering::Relaxed);
+        region.queue_meta(warp, q).head.store(at, Ordering::Relaxed);
     }
 }
 
@@ -384,9 +455,9 @@ mod tests {
     }
 
     /// The ids at ring positions `from..from + n` of `warp`'s queue `q`.
-    fn ring_ids(rt: &Runtime, warp: u32, q: u32, from: u32, n: u32) -> Vec<u32> {
+    fn ring_ids(region: &Region, warp: u32, q: u32, from: u32, n: u32) -> Vec<u32> {
         (0..n)
-            .map(|k| read(rt, warp, q, from.wrapping_add(k)))
+            .map(|k| read(region, warp, q, from.wrapping_add(k)))
             .collect()
     }
 
@@ -397,19 +468,22 @@ mod tests {
     fn fold_keeps_the_first_32_and_publishes_the_rest() {
         for at in STARTS {
             let launch = Launch::leak(geometry(1, 64, 1));
-            let rt = launch.rt();
-            let warp = Warp::new(rt, 0, None);
-            preset_positions(rt, warp.shared(), 0, at);
+            let region = launch.region();
+            let warp = Warp::new(region, 0, None);
+            preset_positions(region, warp.shared(), 0, at);
             stage_on(&warp, 0, 100..140);
             // Before the fold nothing is published: staged ids are invisible to thieves.
-            assert_eq!(rt.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
+            assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
             let batch = fold(&warp, false);
             assert_eq!((batch.len, batch.queue), (KEEP, 0));
             let kept: Vec<u32> = batch.ids.to_vec();
             assert_eq!(kept, (100..132).collect::<Vec<_>>(), "start {at}");
-            assert_eq!(rt.queue_meta(0, 0).count.load(Ordering::Relaxed), 8);
+            assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 8);
             assert_eq!(warp.shared().tails[0].load(), at.wrapping_add(8));
-            assert_eq!(ring_ids(rt, 0, 0, at, 8), (132..140).collect::<Vec<_>>());
+            assert_eq!(
+                ring_ids(region, 0, 0, at, 8),
+                (132..140).collect::<Vec<_>>()
+            );
             assert_eq!(warp.shared().staged[0].load(), 0, "the fold resets staging");
             assert_eq!(launch.error(), None);
         }
@@ -418,8 +492,8 @@ mod tests {
     #[test]
     fn fold_keeps_the_queue_that_received_most() {
         let launch = Launch::leak(geometry(1, 64, 2));
-        let rt = launch.rt();
-        let warp = Warp::new(rt, 0, None);
+        let region = launch.region();
+        let warp = Warp::new(region, 0, None);
         stage_on(&warp, 0, 10..13);
         stage_on(&warp, 1, 20..25);
         let batch = fold(&warp, false);
@@ -427,9 +501,9 @@ mod tests {
         assert_eq!(batch.ids[..5], [20, 21, 22, 23, 24]);
         assert!(batch.ids[5..].iter().all(|&id| id == NONE));
         // The other queue's kept ids went to its ring, in staging order, and are published.
-        assert_eq!(rt.queue_meta(0, 0).count.load(Ordering::Relaxed), 3);
-        assert_eq!(ring_ids(rt, 0, 0, 0, 3), [10, 11, 12]);
-        assert_eq!(rt.queue_meta(0, 1).count.load(Ordering::Relaxed), 0);
+        assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 3);
+        assert_eq!(ring_ids(region, 0, 0, 0, 3), [10, 11, 12]);
+        assert_eq!(region.queue_meta(0, 1).count.load(Ordering::Relaxed), 0);
         assert_eq!(warp.shared().tails[1].load(), 0);
     }
 
@@ -438,22 +512,22 @@ mod tests {
         // Queue 0 receives 40 (kept: the most), queue 1 receives 35: its 32 kept ids follow
         // the 3 that went straight to its ring.
         let launch = Launch::leak(geometry(1, 128, 2));
-        let rt = launch.rt();
-        let warp = Warp::new(rt, 0, None);
+        let region = launch.region();
+        let warp = Warp::new(region, 0, None);
         stage_on(&warp, 0, 0..40);
         stage_on(&warp, 1, 1000..1035);
         let batch = fold(&warp, false);
         assert_eq!((batch.len, batch.queue), (32, 0));
-        assert_eq!(rt.queue_meta(0, 1).count.load(Ordering::Relaxed), 35);
+        assert_eq!(region.queue_meta(0, 1).count.load(Ordering::Relaxed), 35);
         let mut expected: Vec<u32> = (1032..1035).collect();
         expected.extend(1000..1032);
-        assert_eq!(ring_ids(rt, 0, 1, 0, 35), expected);
+        assert_eq!(ring_ids(region, 0, 1, 0, 35), expected);
     }
 
     #[test]
     fn an_empty_fold_hands_out_nothing() {
         let launch = Launch::leak(geometry(1, 64, 2));
-        let warp = Warp::new(launch.rt(), 0, None);
+        let warp = Warp::new(launch.region(), 0, None);
         let batch = fold(&warp, true);
         assert_eq!(batch.len, 0);
         assert!(batch.ids.iter().all(|&id| id == NONE));
@@ -464,83 +538,104 @@ mod tests {
         for at in STARTS {
             // Capacity 32: 32 kept in shared memory plus 32 in the ring fit ...
             let launch = Launch::leak(geometry(1, 32, 1));
-            let warp = Warp::new(launch.rt(), 0, None);
-            preset_positions(launch.rt(), warp.shared(), 0, at);
+            let warp = Warp::new(launch.region(), 0, None);
+            preset_positions(launch.region(), warp.shared(), 0, at);
             stage_on(&warp, 0, 0..64);
             assert_eq!(launch.error(), None, "start {at}");
             // ... one more does not.
             let launch = Launch::leak(geometry(1, 32, 1));
-            let warp = Warp::new(launch.rt(), 0, None);
-            preset_positions(launch.rt(), warp.shared(), 0, at);
+            let warp = Warp::new(launch.region(), 0, None);
+            preset_positions(launch.region(), warp.shared(), 0, at);
             stage_on(&warp, 0, 0..65);
             assert_eq!(launch.error(), Some(ErrorCode::QueueOverflow), "start {at}");
-            assert!(launch.rt().control().aborted());
+            assert!(launch.region().control().aborted());
+        }
+    }
+
+    fn claim(queue: u32, start: u32, count: u32, owner: u32) -> Claim {
+        Claim {
+            queue,
+            span: Span { start, count },
+            owner,
         }
     }
 
     #[test]
     fn a_thief_frees_ring_space_for_the_owner() {
         let launch = Launch::leak(geometry(2, 32, 1));
-        let rt = launch.rt();
-        let owner = Warp::new(rt, 0, None);
+        let region = launch.region();
+        let owner = Warp::new(region, 0, None);
         stage_on(&owner, 0, 0..64);
         let _ = fold(&owner, false);
-        let mut rng = 5;
-        let [q, head, n, victim] = try_steal(rt, 1, &mut rng).expect("32 ids are published");
-        assert_eq!([q, head, n, victim], [0, 0, 32, 0]);
-        assert_eq!(ring_ids(rt, 0, 0, head, n), (32..64).collect::<Vec<_>>());
-        end_steal(rt, victim, q, head, n);
+        let mut rng = XorShift64::new(5);
+        let stolen = try_steal(region, 1, &mut rng).expect("32 ids are published");
+        assert_eq!(stolen, claim(0, 0, 32, 0));
+        assert_eq!(ring_ids(region, 0, 0, 0, 32), (32..64).collect::<Vec<_>>());
+        end_steal(region, 0, 0, 0, 32);
         // The ring is empty again, so 32 more ids fit behind the fresh kept batch.
         stage_on(&owner, 0, 100..164);
         assert_eq!(launch.error(), None);
-        assert_eq!(ring_ids(rt, 0, 0, 32, 32), (132..164).collect::<Vec<_>>());
+        assert_eq!(
+            ring_ids(region, 0, 0, 32, 32),
+            (132..164).collect::<Vec<_>>()
+        );
     }
 
     #[test]
     fn owner_pops_newest_and_thief_steals_oldest() {
         for at in STARTS {
             let launch = Launch::leak(geometry(2, 128, 1));
-            let rt = launch.rt();
-            let owner = Warp::new(rt, 0, None);
-            preset_positions(rt, owner.shared(), 0, at);
+            let region = launch.region();
+            let owner = Warp::new(region, 0, None);
+            preset_positions(region, owner.shared(), 0, at);
             stage_on(&owner, 0, 0..100);
             let _ = fold(&owner, false);
-            let mut rng = 9;
+            let mut rng = XorShift64::new(9);
             // 68 published at positions at..at + 68 (ids 32..100).
-            let [q, tail, n] = pop_own(rt, owner.shared(), 0, &mut rng).expect("published");
-            assert_eq!([q, tail, n], [0, at.wrapping_add(36), 32]);
-            assert_eq!(ring_ids(rt, 0, 0, tail, n), (68..100).collect::<Vec<_>>());
-            let [q, head, n, victim] = try_steal(rt, 1, &mut rng).expect("36 left");
-            assert_eq!([q, head, n, victim], [0, at, 32, 0]);
-            assert_eq!(ring_ids(rt, 0, 0, head, n), (32..64).collect::<Vec<_>>());
+            let own = pop_own(region, owner.shared(), 0, &mut rng);
+            assert_eq!(own, Some(claim(0, at.wrapping_add(36), 32, 0)));
+            assert_eq!(
+                ring_ids(region, 0, 0, at.wrapping_add(36), 32),
+                (68..100).collect::<Vec<_>>()
+            );
+            let stolen = try_steal(region, 1, &mut rng);
+            assert_eq!(stolen, Some(claim(0, at, 32, 0)));
+            assert_eq!(ring_ids(region, 0, 0, at, 32), (32..64).collect::<Vec<_>>());
             // While the thief holds the lock, other thieves pass this queue by.
-            assert_eq!(try_steal(rt, 1, &mut rng), None);
-            end_steal(rt, victim, q, head, n);
-            assert_eq!(rt.queue_meta(0, 0).lock.load(Ordering::Relaxed), 0);
+            assert_eq!(try_steal(region, 1, &mut rng), None);
+            end_steal(region, 0, 0, at, 32);
+            assert_eq!(region.queue_meta(0, 0).lock.load(Ordering::Relaxed), 0);
             // The four in the middle: a top-up claims at most what it asks for.
             assert_eq!(
-                pop_own_at(rt, owner.shared(), 0, 0, 3),
-                [at.wrapping_add(33), 3]
+                pop_own_at(region, owner.shared(), 0, 0, 3),
+                Span {
+                    start: at.wrapping_add(33),
+                    count: 3
+                }
             );
-            let [q, tail, n] = pop_own(rt, owner.shared(), 0, &mut rng).expect("one left");
-            assert_eq!([q, tail, n], [0, at.wrapping_add(32), 1]);
-            assert_eq!(read(rt, 0, 0, tail), 64);
-            assert_eq!(pop_own(rt, owner.shared(), 0, &mut rng), None);
-            assert_eq!(try_steal(rt, 1, &mut rng), None);
-            assert_eq!(pop_own_at(rt, owner.shared(), 0, 0, 32), [0, 0]);
-            assert_eq!(rt.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
+            let own = pop_own(region, owner.shared(), 0, &mut rng);
+            assert_eq!(own, Some(claim(0, at.wrapping_add(32), 1, 0)));
+            assert_eq!(read(region, 0, 0, at.wrapping_add(32)), 64);
+            assert_eq!(pop_own(region, owner.shared(), 0, &mut rng), None);
+            assert_eq!(try_steal(region, 1, &mut rng), None);
+            assert_eq!(pop_own_at(region, owner.shared(), 0, 0, 32), Span::EMPTY);
+            assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
         }
     }
 
     #[test]
     fn a_warp_never_steals_from_itself() {
         let launch = Launch::leak(geometry(1, 64, 1));
-        let warp = Warp::new(launch.rt(), 0, None);
+        let warp = Warp::new(launch.region(), 0, None);
         stage_on(&warp, 0, 0..40);
         let _ = fold(&warp, false);
-        assert_eq!(try_steal(launch.rt(), 0, &mut 3), None);
+        assert_eq!(try_steal(launch.region(), 0, &mut XorShift64::new(3)), None);
         assert_eq!(
-            launch.rt().queue_meta(0, 0).count.load(Ordering::Relaxed),
+            launch
+                .region()
+                .queue_meta(0, 0)
+                .count
+                .load(Ordering::Relaxed),
             8
         );
     }
@@ -548,11 +643,11 @@ mod tests {
     #[test]
     fn pick_takes_the_fullest_queue() {
         let launch = Launch::leak(geometry(1, 66, 3));
-        let rt = launch.rt();
+        let region = launch.region();
         for (q, c) in [(0, 2), (1, 7), (2, 5)] {
-            rt.queue_meta(0, q).count.store(c, Ordering::Relaxed);
+            region.queue_meta(0, q).count.store(c, Ordering::Relaxed);
         }
-        assert_eq!(pick(rt, 0, &mut 1), (1, 7));
+        assert_eq!(pick(region, 0, &mut XorShift64::new(1)), (1, 7));
     }
 
     /// The owner pops while two thieves steal, all on their own threads: every published id is
@@ -568,16 +663,17 @@ mod tests {
             let (tx, rx) = std::sync::mpsc::channel();
             let owner_tx = tx.clone();
             let owner = thread::spawn(move || {
-                let rt = launch.rt();
-                let warp = Warp::new(rt, 0, None);
+                let region = launch.region();
+                let warp = Warp::new(region, 0, None);
                 let at = u32::MAX - 1000;
-                preset_positions(rt, warp.shared(), 0, at);
+                preset_positions(region, warp.shared(), 0, at);
                 stage_on(&warp, 0, 0..IDS);
                 let _ = fold(&warp, false);
-                let mut rng = 11;
+                let mut rng = XorShift64::new(11);
                 while claimed.load(Ordering::Relaxed) < published {
-                    if let Some([q, tail, n]) = pop_own(rt, warp.shared(), 0, &mut rng) {
-                        let got = ring_ids(rt, 0, q, tail, n);
+                    if let Some(own) = pop_own(region, warp.shared(), 0, &mut rng) {
+                        let Span { start, count: n } = own.span;
+                        let got = ring_ids(region, 0, own.queue, start, n);
                         claimed.fetch_add(n, Ordering::Relaxed);
                         owner_tx.send(got).expect("receiver alive");
                         thread::yield_now();
@@ -588,12 +684,17 @@ mod tests {
                 .map(|me| {
                     let tx = tx.clone();
                     thread::spawn(move || {
-                        let rt = launch.rt();
-                        let mut rng = 17 + me as u64;
+                        let region = launch.region();
+                        let mut rng = XorShift64::new(17 + me as u64);
                         while claimed.load(Ordering::Relaxed) < published {
-                            if let Some([q, head, n, v]) = try_steal(rt, me, &mut rng) {
-                                let got = ring_ids(rt, v, q, head, n);
-                                end_steal(rt, v, q, head, n);
+                            if let Some(stolen) = try_steal(region, me, &mut rng) {
+                                let Claim {
+                                    queue: q,
+                                    span: Span { start, count: n },
+                                    owner: v,
+                                } = stolen;
+                                let got = ring_ids(region, v, q, start, n);
+                                end_steal(region, v, q, start, n);
                                 claimed.fetch_add(n, Ordering::Relaxed);
                                 tx.send(got).expect("receiver alive");
                             }
@@ -612,7 +713,11 @@ mod tests {
         ids.sort_unstable();
         assert_eq!(ids, (KEPT..IDS).collect::<Vec<_>>());
         assert_eq!(
-            launch.rt().queue_meta(0, 0).count.load(Ordering::Relaxed),
+            launch
+                .region()
+                .queue_meta(0, 0)
+                .count
+                .load(Ordering::Relaxed),
             0
         );
     }

@@ -8,11 +8,9 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
+use crate::abi::HEADER_BYTES;
 use crate::arch::{self, AtomicU32};
 use crate::task::TaskFunction;
-
-/// Bytes of the record header; the future starts right after it, 16-byte aligned.
-pub const HEADER_BYTES: usize = 32;
 
 /// The largest alignment a task future may require.
 pub const MAX_ALIGN: usize = 16;
@@ -47,8 +45,6 @@ pub(crate) struct Header {
     /// 0, or [`COMPLETING`].
     pub(crate) state: u32,
 }
-
-const _: () = assert!(core::mem::size_of::<Header>() == HEADER_BYTES);
 
 /// Bytes a record of `F` needs, or `None` if `F` is aligned beyond [`MAX_ALIGN`].
 pub const fn record_bytes<F>() -> Option<usize> {
@@ -154,7 +150,7 @@ where
                 // SAFETY: the record is this lane's until the task is freed.
                 let parent = unsafe { (*h).parent };
                 if parent != NONE {
-                    arch::shadow::read(lane.rt().header(parent) as usize);
+                    arch::shadow::read(lane.region().header(parent) as usize);
                 }
             }
             // SAFETY: `dst` is null or points to a `T::Output` slot that stays allocated until this

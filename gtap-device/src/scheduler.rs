@@ -36,6 +36,13 @@
 //! ordering among the lanes without naming a scope, and the fence makes the GPU-scope acquire
 //! explicit. Both are on the steal path only, never in a step of a warp that runs its own work.
 //!
+//! **Workers.** A [`Worker`] is what takes a batch of tasks and runs it. In thread mode (the
+//! only mode so far) a worker is a warp, running one task per lane; it owns a [`WarpShared`]
+//! in shared memory, and its queues and pool are indexed by its warp index. Block mode (one
+//! task per block, all its threads working on it) will add a second kind of worker, a block,
+//! with the same surface (`new`, `start_root`, `run`, `step`, `finish`), which the CPU
+//! executor and `entry!` drive.
+//!
 //! **Dispatch.** A record holds a pointer to its task function's poll; a kernel's root task
 //! function is compared against it first and called directly, so its poll is inlined into the
 //! scheduler (no call through a pointer, no spilled registers) for the common single-function
@@ -44,18 +51,14 @@
 use core::cell::UnsafeCell;
 use core::sync::atomic::Ordering;
 
+use crate::abi::{MAX_QUEUES, WarpStats};
 use crate::arch::{self, AtomicU32, LocalU32, WARP_SIZE, Warp};
 use crate::join::{self, Done};
-use crate::lane::{LaneCtx, Scratch};
-use crate::launch::Runtime;
+use crate::math::XorShift64;
 use crate::pool::{self, PoolLocal};
-use crate::queue::{self, Batch, KEEP};
+use crate::queue::{self, Batch, Claim, KEEP, Span};
 use crate::record::{self, NONE};
-use crate::stats::WarpStats;
 use crate::task::TaskFunction;
-
-/// The most divergence-aware queues a warp may have.
-pub const MAX_QUEUES: usize = 16;
 
 /// Busy warps read the stop word once every this many steps.
 pub const STOP_CHECK_STEPS: u32 = 32;
@@ -150,36 +153,6 @@ impl Default for WarpShared {
     }
 }
 
-const fn align16(n: usize) -> usize {
-    (n + 15) & !15
-}
-
-/// Offset of warp `w`'s [`WarpShared`] in a block's shared-memory area.
-pub const fn warp_area_offset(w: u32) -> usize {
-    align16(core::mem::size_of::<Runtime>())
-        + w as usize * align16(core::mem::size_of::<WarpShared>())
-}
-
-/// Offset of the lane contexts in a block's shared-memory area.
-pub const fn lane_area_offset(warps_per_block: u32) -> usize {
-    warp_area_offset(warps_per_block)
-}
-
-/// Offset of the threads' scratch memory in a block's shared-memory area.
-pub const fn scratch_area_offset(threads: u32) -> usize {
-    align16(
-        lane_area_offset(threads / WARP_SIZE) + threads as usize * core::mem::size_of::<LaneCtx>(),
-    )
-}
-
-/// Bytes of dynamic shared memory the GPU runtime needs per block of `threads` threads: the
-/// runtime view, one [`WarpShared`] per warp, one [`LaneCtx`] and one [`Scratch`] per thread.
-/// All are `#[repr(C)]` (or arrays) with the same layout on host and device, so the host
-/// computes this.
-pub const fn shared_bytes(threads: u32) -> usize {
-    scratch_area_offset(threads) + threads as usize * core::mem::size_of::<Scratch>()
-}
-
 /// What one call of [`Worker::step`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -191,21 +164,21 @@ pub enum Step {
     Stopped,
 }
 
-/// One warp's scheduler.
+/// The thread-mode worker: one warp's scheduler (see *Workers* in the module docs).
 pub struct Worker<'w> {
     warp: &'w Warp,
     me: u32,
     batch: Batch,
     steps: u32,
-    rng: u64,
+    rng: XorShift64,
 }
 
 impl<'w> Worker<'w> {
     /// The scheduler of `warp`.
     pub fn new(warp: &'w Warp) -> Self {
         let me = warp.id();
-        let rt = warp.runtime();
-        let rng = ((rt.seed as u64) << 32 | me as u64) ^ arch::clock() ^ 0x9e37_79b9_7f4a_7c15;
+        let region = warp.region();
+        let rng = ((region.seed as u64) << 32 | me as u64) ^ arch::clock() ^ 0x9e37_79b9_7f4a_7c15;
         Self {
             warp,
             me,
@@ -215,7 +188,7 @@ impl<'w> Worker<'w> {
                 queue: 0,
             },
             steps: 0,
-            rng: rng | 1,
+            rng: XorShift64::new(rng),
         }
     }
 
@@ -249,10 +222,10 @@ impl<'w> Worker<'w> {
     /// One scheduling step: find a batch if needed, run it, fold what it staged, join.
     pub fn step<R: TaskFunction>(&mut self) -> Step {
         let warp = self.warp;
-        let rt = warp.runtime();
+        let region = warp.region();
         self.steps = self.steps.wrapping_add(1);
         if self.batch.len == 0 || self.steps.is_multiple_of(STOP_CHECK_STEPS) {
-            let [state] = warp.leader(|| [rt.control().state()]);
+            let state = warp.leader(|| region.control().state());
             if state != RUNNING {
                 return Step::Stopped;
             }
@@ -295,18 +268,23 @@ impl<'w> Worker<'w> {
     /// else a steal.
     fn refill(&mut self) -> bool {
         let warp = self.warp;
-        let rt = warp.runtime();
-        if warp.shared().has_staged(rt.num_queues) {
+        let region = warp.region();
+        if warp.shared().has_staged(region.num_queues) {
             self.batch = queue::fold(warp, false);
             return true;
         }
         let (me, rng) = (self.me, &mut self.rng);
-        let [q, start, n, victim] = warp.leader(|| {
-            if let Some([q, start, n]) = queue::pop_own(rt, warp.shared(), me, rng) {
-                return [q, start, n, me];
+        let claim = warp.leader(|| {
+            if let Some(own) = queue::pop_own(region, warp.shared(), me, rng) {
+                return own;
             }
-            queue::try_steal(rt, me, rng).map_or([0, 0, 0, NONE], |[q, head, n, v]| [q, head, n, v])
+            queue::try_steal(region, me, rng).unwrap_or(Claim::NOTHING)
         });
+        let Claim {
+            queue: q,
+            span: Span { start, count: n },
+            owner: victim,
+        } = claim;
         self.count(|s| s.steal_attempts += (victim != me) as u64);
         if n == 0 {
             return false;
@@ -326,7 +304,7 @@ impl<'w> Worker<'w> {
                 // Acquire, by every lane: the victim's records and ring entries are visible.
                 arch::fence();
             }
-            queue::read(rt, victim, q, start.wrapping_add(lane))
+            queue::read(region, victim, q, start.wrapping_add(lane))
         });
         self.batch = Batch {
             ids,
@@ -335,10 +313,7 @@ impl<'w> Worker<'w> {
         };
         if stolen {
             warp.sync();
-            warp.leader(|| {
-                queue::end_steal(rt, victim, q, start, n);
-                []
-            });
+            warp.leader_only(|| queue::end_steal(region, victim, q, start, n));
             self.count(|s| s.steals += 1);
         }
         true
@@ -350,18 +325,19 @@ impl<'w> Worker<'w> {
     /// the search, and a small pool is kept for depth.
     fn top_up(&mut self) {
         let warp = self.warp;
-        let rt = warp.runtime();
+        let region = warp.region();
         let (have, q, me) = (self.batch.len, self.batch.queue, self.me);
-        if have == 0 || have >= KEEP || !pool::roomy(rt, &warp.shared().pool) {
+        if have == 0 || have >= KEEP || !pool::roomy(region, &warp.shared().pool) {
             return;
         }
-        let [start, n] = warp.leader(|| queue::pop_own_at(rt, warp.shared(), me, q, KEEP - have));
+        let Span { start, count: n } =
+            warp.leader(|| queue::pop_own_at(region, warp.shared(), me, q, KEEP - have));
         if n == 0 {
             return;
         }
         self.batch.ids = warp.each(self.batch.ids, |lane, id| {
             if lane >= have && lane < have + n {
-                queue::read(rt, me, q, start.wrapping_add(lane - have))
+                queue::read(region, me, q, start.wrapping_add(lane - have))
             } else {
                 id
             }
@@ -372,12 +348,12 @@ impl<'w> Worker<'w> {
     /// Refills the warp's stash of free task ids for the next step.
     fn restock(&mut self) {
         let warp = self.warp;
-        let rt = warp.runtime();
+        let region = warp.region();
         let me = self.me;
         pool::restock(warp);
         if self.steps.is_multiple_of(STOP_CHECK_STEPS) {
             // Sampled with the stop check: a device-memory read every step would cost latency.
-            let live = pool::live(rt, &warp.shared().pool, me);
+            let live = pool::live(region, &warp.shared().pool, me);
             self.count(|s| s.peak_live = s.peak_live.max(live));
         }
     }
@@ -394,13 +370,13 @@ impl<'w> Worker<'w> {
 
     /// Writes this warp's statistics for the host.
     pub fn finish(&self) {
-        let rt = self.warp.runtime();
+        let region = self.warp.region();
         let spawned = pool::handed(&self.warp.shared().pool) as u64;
         let me = self.me;
         self.count(|s| {
             s.spawned = spawned;
             // SAFETY: each warp writes only its own statistics slot, once, at the end.
-            unsafe { rt.stats(me).write(*s) };
+            unsafe { region.stats(me).write(*s) };
         });
     }
 }
@@ -409,23 +385,23 @@ impl<'w> Worker<'w> {
 #[inline(always)]
 fn run_task<R: TaskFunction>(id: u32) -> Done {
     let lane = arch::current_lane();
-    let rt = lane.rt();
+    let region = lane.region();
     // SAFETY: the calling lane owns its context.
     let ctx = unsafe { lane.ctx() };
     ctx.task = id;
     ctx.spawned = 0;
     ctx.flags = 0;
-    let h = rt.header(id);
+    let h = region.header(id);
     #[cfg(loom)]
     arch::shadow::write(h as usize);
     // The header and the future's first sectors are loaded together rather than one after the
     // other (the poll pointer, then the future's state).
-    let slot = (h as *const u8).wrapping_add(record::HEADER_BYTES);
+    let slot = (h as *const u8).wrapping_add(crate::abi::HEADER_BYTES);
     arch::prefetch(slot);
-    if rt.slot_bytes > 64 {
+    if region.slot_bytes > 64 {
         arch::prefetch(slot.wrapping_add(32));
     }
-    if rt.slot_bytes > 96 {
+    if region.slot_bytes > 96 {
         arch::prefetch(slot.wrapping_add(64));
     }
     // SAFETY: `id` was claimed by this warp and its record is visible (see the module docs).
@@ -470,31 +446,31 @@ mod tests {
     #[test]
     fn an_idle_warp_waits_until_the_launch_stops() {
         let launch = Launch::leak(geometry(2, 64, 2));
-        let rt = launch.rt();
-        let warp = Warp::new(rt, 1, None);
+        let region = launch.region();
+        let warp = Warp::new(region, 1, None);
         let mut worker = Worker::new(&warp);
         // Nothing published anywhere, but the root has not finished: keep looking.
         assert_eq!(worker.step::<Fib>(), Step::Idle);
         assert_eq!(worker.step::<Fib>(), Step::Idle);
-        rt.control().finish();
+        region.control().finish();
         assert_eq!(worker.step::<Fib>(), Step::Stopped);
         // An abort after the finish does not turn it into a failure.
-        rt.control().abort();
-        assert!(rt.control().aborted());
-        assert!(!rt.control().finished());
+        region.control().abort();
+        assert!(region.control().aborted());
+        assert!(!region.control().finished());
     }
 
     #[test]
     fn a_busy_warp_sees_an_abort_within_stop_check_steps() {
         within(20, || {
             let launch = Launch::leak(geometry(1, 4096, 2));
-            let warp = Warp::new(launch.rt(), 0, None);
+            let warp = Warp::new(launch.region(), 0, None);
             let mut worker = Worker::new(&warp);
             worker.start_root(|w| root_fib(w, 24));
             for _ in 0..5 {
                 assert_eq!(worker.step::<Fib>(), Step::Worked);
             }
-            launch.rt().control().abort();
+            launch.region().control().abort();
             let mut steps = 1;
             while worker.step::<Fib>() != Step::Stopped {
                 steps += 1;
@@ -513,21 +489,21 @@ mod tests {
             // Per warp: (tasks live, published ids per queue, what a further step does).
             let (result, ends) = within(20, move || {
                 let (result, warps) = run_fib(launch, 16, seed, |_| {});
-                let rt = launch.rt();
+                let region = launch.region();
                 let ends: Vec<_> = warps
                     .iter()
                     .map(|w| {
-                        let counts =
-                            [0, 1].map(|q| rt.queue_meta(w.id(), q).count.load(Ordering::Relaxed));
-                        let live = pool::live(rt, &w.shared().pool, w.id());
+                        let counts = [0, 1]
+                            .map(|q| region.queue_meta(w.id(), q).count.load(Ordering::Relaxed));
+                        let live = pool::live(region, &w.shared().pool, w.id());
                         (live, counts, Worker::new(w).step::<Fib>())
                     })
                     .collect();
                 (result, ends)
             });
             assert_eq!(result, Ok(fib(16)), "seed {seed}");
-            let rt = launch.rt();
-            assert!(rt.control().finished() && !rt.control().aborted());
+            let region = launch.region();
+            assert!(region.control().finished() && !region.control().aborted());
             for (w, end) in ends.iter().enumerate() {
                 assert_eq!(*end, (0, [0, 0], Step::Stopped), "warp {w}, seed {seed}");
             }
@@ -542,16 +518,16 @@ mod tests {
             let launch = Launch::leak(geometry(4, 2048, 2));
             let at = 0u32.wrapping_sub(back);
             let (result, queues_wrapped, rings_wrapped) = within(60, move || {
-                let rt = launch.rt();
+                let region = launch.region();
                 let (result, warps) = run_fib(launch, 18, seed, |w| {
-                    pool::preset_ring(rt, &w.shared().pool, w.id(), at);
-                    queue::preset_positions(rt, w.shared(), w.id(), at);
+                    pool::preset_ring(region, &w.shared().pool, w.id(), at);
+                    queue::preset_positions(region, w.shared(), w.id(), at);
                 });
                 let queues = warps
                     .iter()
                     .any(|w| (0..2).any(|q| w.shared().tails[q].load() < at));
-                let rings =
-                    (0..rt.warps).any(|w| rt.pool_meta(w).frees.load(Ordering::Relaxed) < at);
+                let rings = (0..region.warps)
+                    .any(|w| region.pool_meta(w).frees.load(Ordering::Relaxed) < at);
                 (result, queues, rings)
             });
             assert_eq!(

@@ -9,10 +9,11 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
+use crate::abi::ErrorCode;
+use crate::abi::ROOT_RESULT_BYTES;
 use crate::arch::{self, Warp};
-use crate::error::{ErrorCode, Failure, raise};
+use crate::error::{Failure, raise};
 use crate::lane::{FAILED, SUSPEND};
-use crate::layout::ROOT_RESULT_BYTES;
 use crate::record::{self, MAX_ALIGN, NONE};
 use crate::{pool, queue};
 
@@ -137,16 +138,16 @@ where
     F: Future<Output = T::Output>,
 {
     let lane = arch::current_lane();
-    let rt = lane.rt();
+    let region = lane.region();
     let q = match queue {
         None => 0,
-        Some(q) => match check_queue(site, q, rt.num_queues) {
+        Some(q) => match check_queue(site, q, region.num_queues) {
             Some(q) => q,
             None => return,
         },
     };
     let fits = match record::record_bytes::<F>() {
-        Some(bytes) => bytes <= rt.slot_bytes as usize,
+        Some(bytes) => bytes <= region.slot_bytes as usize,
         None => false,
     };
     if !fits {
@@ -154,7 +155,7 @@ where
             ErrorCode::RecordTooLarge,
             site,
             (core::mem::size_of::<F>().max(core::mem::align_of::<F>())) as u64,
-            rt.payload_bytes() as u64,
+            region.payload_bytes() as u64,
         );
         f.task = Some(T::INFO.name);
         raise(f);
@@ -164,15 +165,15 @@ where
         raise(Failure::at(
             ErrorCode::PoolExhausted,
             site,
-            rt.slots_per_warp as u64 + 1,
-            rt.slots_per_warp as u64,
+            region.slots_per_warp as u64 + 1,
+            region.slots_per_warp as u64,
         ));
         return;
     };
     // SAFETY: the calling lane owns its context.
     let ctx = unsafe { lane.ctx() };
     // SAFETY: `id` was just allocated to this lane, and the record fits the slot (checked above).
-    unsafe { record::write::<T, F>(rt.header(id), fut, dst, ctx.task, q) };
+    unsafe { record::write::<T, F>(region.header(id), fut, dst, ctx.task, q) };
     ctx.spawned += 1;
     queue::stage(&lane, id, q);
 }
@@ -193,12 +194,12 @@ pub fn prepare_wait(site: &'static Site, queue: Option<i128>) {
     if n == 0 {
         return;
     }
-    let rt = lane.rt();
-    let h = rt.header(ctx.task);
+    let region = lane.region();
+    let h = region.header(ctx.task);
     let resume = match queue {
         // SAFETY: the running task's header belongs to this lane during the poll.
         None => unsafe { (*h).queue as u32 },
-        Some(q) => match check_queue(site, q, rt.num_queues) {
+        Some(q) => match check_queue(site, q, region.num_queues) {
             Some(q) => q,
             None => {
                 ctx.flags |= SUSPEND;
@@ -245,7 +246,7 @@ pub(crate) fn create_root<T: TaskFunction>(warp: &Warp, site: &'static Site, arg
             return;
         }
         let view = arch::current_lane();
-        let rt = view.rt();
+        let region = view.region();
         let (size, align) = (
             core::mem::size_of::<T::Output>(),
             core::mem::align_of::<T::Output>(),
@@ -265,7 +266,7 @@ pub(crate) fn create_root<T: TaskFunction>(warp: &Warp, site: &'static Site, arg
         // parent is NONE.
         debug_assert_eq!(unsafe { view.ctx() }.task, NONE);
         if let Some(args) = args.take() {
-            spawn::<T>(site, Some(0), rt.root_result as *mut T::Output, args);
+            spawn::<T>(site, Some(0), region.root_result as *mut T::Output, args);
         }
     });
 }
@@ -300,8 +301,9 @@ mod tests {
     use core::sync::atomic::Ordering;
 
     use super::*;
-    use crate::launch::Runtime;
-    use crate::record::{HEADER_BYTES, Header};
+    use crate::abi::HEADER_BYTES;
+    use crate::record::Header;
+    use crate::region::Region;
     use crate::scheduler::{Step, Worker};
     use crate::testing::{Fib, Launch, geometry, root_fib, within};
 
@@ -312,37 +314,40 @@ mod tests {
     };
 
     /// The header of task `id`.
-    fn header(rt: &Runtime, id: u32) -> &Header {
+    fn header(region: &Region, id: u32) -> &Header {
         // SAFETY: the slot lies in the launch's region; the tests read it between steps, when
         // no lane runs the task.
-        unsafe { &*rt.header(id) }
+        unsafe { &*region.header(id) }
     }
 
     #[test]
     fn one_poll_spawns_children_and_suspends_at_the_wait() {
         let launch = Launch::leak(geometry(1, 64, 2));
-        let rt = launch.rt();
-        let warp = Warp::new(rt, 0, None);
+        let region = launch.region();
+        let warp = Warp::new(region, 0, None);
         let mut worker = Worker::new(&warp);
         worker.start_root(|w| root_fib(w, 5));
-        let root = rt.task_id(0, 0);
-        let h = header(rt, root);
+        let root = region.task_id(0, 0);
+        let h = header(region, root);
         assert_eq!(
             (h.parent, h.queue, h.pending.load(Ordering::Relaxed)),
             (NONE, 0, 0)
         );
-        assert_eq!(h.dst, rt.root_result, "the root writes to the result area");
+        assert_eq!(
+            h.dst, region.root_result,
+            "the root writes to the result area"
+        );
         assert_eq!(worker.step::<Fib>(), Step::Worked);
         // Fib(5) spawned Fib(4) on queue 0 and Fib(3) on queue 1, then waits for both and
         // resumes on its own queue.
         assert_eq!(h.pending.load(Ordering::Relaxed), 2);
         assert_eq!(h.resume_queue, 0);
         // One child per queue: the fold keeps queue 0's and publishes queue 1's.
-        assert_eq!(rt.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
-        assert_eq!(rt.queue_meta(0, 1).count.load(Ordering::Relaxed), 1);
-        let b = queue::read(rt, 0, 1, 0);
+        assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
+        assert_eq!(region.queue_meta(0, 1).count.load(Ordering::Relaxed), 1);
+        let b = queue::read(region, 0, 1, 0);
         assert_ne!(b, root);
-        let hb = header(rt, b);
+        let hb = header(region, b);
         assert_eq!((hb.parent, hb.queue, hb.state), (root, 1, 0));
         assert_eq!(launch.error(), None);
     }
@@ -372,11 +377,11 @@ mod tests {
         for q in [2i128, -1, i128::MAX] {
             let code = within(10, move || {
                 let launch = Launch::leak(geometry(1, 64, 2));
-                let warp = Warp::new(launch.rt(), 0, None);
+                let warp = Warp::new(launch.region(), 0, None);
                 let mut worker = Worker::new(&warp);
                 worker.start_root(|w| create_root::<SpawnOn>(w, SITE, (q,)));
                 while worker.step::<SpawnOn>() != Step::Stopped {}
-                (launch.error(), launch.rt().control().aborted())
+                (launch.error(), launch.region().control().aborted())
             });
             assert_eq!(code, (Some(ErrorCode::InvalidQueue), true), "queue {q}");
         }
@@ -386,7 +391,7 @@ mod tests {
     fn a_queue_inside_the_geometry_runs() {
         let launch = Launch::leak(geometry(1, 64, 2));
         let result = within(10, move || {
-            let warp = Warp::new(launch.rt(), 0, None);
+            let warp = Warp::new(launch.region(), 0, None);
             let mut worker = Worker::new(&warp);
             worker.start_root(|w| create_root::<SpawnOn>(w, SITE, (1,)));
             while worker.step::<SpawnOn>() != Step::Stopped {}

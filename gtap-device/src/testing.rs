@@ -10,11 +10,11 @@ use std::sync::mpsc;
 use std::time::Duration;
 use std::vec::Vec;
 
+use crate::abi::{ErrorCode, ErrorReport};
+use crate::abi::{Geometry, LaunchParams, Layout, Line, REGION_ALIGN};
 use crate::arch::Warp;
-use crate::error::{ErrorCode, ErrorRecord};
-use crate::launch::Runtime;
-use crate::layout::{Geometry, LaunchParams, Layout, Line, REGION_ALIGN};
-use crate::queue;
+use crate::math::XorShift64;
+use crate::region::Region;
 use crate::scheduler::{Step, Worker};
 use crate::task::{
     Site, Suspend, TaskFunction, TaskInfo, create_root, prepare_wait, record_bytes_of, spawn,
@@ -23,36 +23,36 @@ use crate::task::{
 /// One launch's device memory in host memory, zeroed, and the runtime's view of it. Leaked, so
 /// that a thread left spinning by a failed test never touches freed memory.
 pub(crate) struct Launch {
-    _region: Vec<Line>,
-    error: Box<ErrorRecord>,
-    rt: Runtime,
+    _memory: Vec<Line>,
+    error: Box<ErrorReport>,
+    region: Region,
 }
 
 impl Launch {
     /// A zeroed launch of `geometry`.
     pub(crate) fn leak(geometry: Geometry) -> &'static Launch {
         let layout = Layout::new(geometry).expect("test geometry is valid");
-        let mut region = std::vec![Line([0; REGION_ALIGN]); layout.bytes as usize / REGION_ALIGN];
-        let mut error = Box::new(ErrorRecord::EMPTY);
+        let mut memory = std::vec![Line([0; REGION_ALIGN]); layout.bytes as usize / REGION_ALIGN];
+        let mut error = Box::new(ErrorReport::EMPTY);
         let params = LaunchParams {
-            base: region.as_mut_ptr() as u64,
-            error: &mut *error as *mut ErrorRecord as u64,
+            base: memory.as_mut_ptr() as u64,
+            error: &mut *error as *mut ErrorReport as u64,
             layout,
             options: 0,
             seed: 7,
             host: 0,
         };
-        let rt = Runtime::new(&params);
+        let region = Region::new(&params);
         Box::leak(Box::new(Launch {
-            _region: region,
+            _memory: memory,
             error,
-            rt,
+            region,
         }))
     }
 
     /// The runtime's view.
-    pub(crate) fn rt(&'static self) -> &'static Runtime {
-        &self.rt
+    pub(crate) fn region(&'static self) -> &'static Region {
+        &self.region
     }
 
     /// The device error the launch recorded, if any.
@@ -65,7 +65,7 @@ impl Launch {
         match self.error() {
             Some(code) => Err(code),
             // SAFETY: the root finished without an error, so the result area holds its `u64`.
-            None => Ok(unsafe { (self.rt.root_result as *const u64).read() }),
+            None => Ok(unsafe { (self.region.root_result as *const u64).read() }),
         }
     }
 }
@@ -154,18 +154,18 @@ pub(crate) fn run_fib(
     seed: u64,
     preset: impl Fn(&Warp),
 ) -> (Result<u64, ErrorCode>, Vec<Warp>) {
-    let rt = launch.rt();
-    let warps: Vec<Warp> = (0..rt.warps)
-        .map(|w| Warp::new(rt, w, Some(seed ^ w as u64)))
+    let region = launch.region();
+    let warps: Vec<Warp> = (0..region.warps)
+        .map(|w| Warp::new(region, w, Some(seed ^ w as u64)))
         .collect();
     for warp in &warps {
         preset(warp);
     }
     let mut workers: Vec<Worker<'_>> = warps.iter().map(Worker::new).collect();
     workers[0].start_root(|w| root_fib(w, n));
-    let mut rng = seed | 1;
+    let mut rng = XorShift64::new(seed);
     loop {
-        let w = (queue::next(&mut rng) % workers.len() as u64) as usize;
+        let w = rng.below(workers.len() as u64) as usize;
         if workers[w].step::<Fib>() == Step::Stopped {
             break;
         }

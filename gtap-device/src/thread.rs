@@ -79,5 +79,5 @@ pub fn thread() -> u32 {
 /// must name a queue below it.
 #[inline(always)]
 pub fn num_queues() -> u32 {
-    arch::current_lane().rt().num_queues
+    arch::current_lane().region().num_queues
 }

@@ -4,10 +4,9 @@
 use core::future::Future;
 
 use gtap_device::__private::{Site, Suspend, TaskFunction, TaskInfo, entry, prepare_wait, spawn};
-use gtap_device::cpu::{Aborted, Driver, Mode};
-use gtap_device::error::ErrorRecord;
-use gtap_device::layout::Line;
-use gtap_device::{Geometry, LaunchParams, Layout};
+use gtap_device::Kernel;
+use gtap_device::abi::{ErrorCode, ErrorReport, Geometry, LaunchParams, Layout};
+use gtap_device::cpu::{self, Mode, RunError, State};
 
 struct Fib;
 
@@ -50,23 +49,25 @@ fn fib_seq(n: u32) -> u64 {
     }
 }
 
-fn run(mode: Mode, geometry: Geometry, n: u32) -> Result<u64, Box<ErrorRecord>> {
-    let layout = Layout::new(geometry).unwrap();
-    let mut mem = vec![Line([0; 128]); (layout.bytes as usize).div_ceil(128)];
-    let mut error = ErrorRecord::EMPTY;
-    let driver = Driver { mode };
-    let launch = LaunchParams {
-        base: mem.as_mut_ptr() as u64,
-        error: &raw mut error as u64,
-        layout,
-        options: 0,
-        seed: 7,
-        host: &raw const driver as u64,
-    };
-    match std::panic::catch_unwind(|| entry::<Fib>(&launch, &SITE, (n,))) {
+/// What `#[gtap::kernel] fn fib_kernel(n: u32) -> u64 { gtap::entry!(fib(n)) }` expands to
+/// on the host.
+struct FibKernel;
+
+impl Kernel for FibKernel {
+    const NAME: &'static str = "fib_kernel";
+    type Args = (u32,);
+    type Output = u64;
+    fn run_cpu(launch: &LaunchParams, (n,): (u32,)) -> u64 {
+        entry::<Fib>(launch, &SITE, (n,))
+    }
+}
+
+fn run(mode: Mode, geometry: Geometry, n: u32) -> Result<u64, Box<ErrorReport>> {
+    let mut state = State::new(Layout::new(geometry).unwrap());
+    match cpu::run::<FibKernel>(&mut state, mode, (n,)) {
         Ok(v) => Ok(v),
-        Err(p) if p.is::<Aborted>() => Err(Box::new(error)),
-        Err(p) => std::panic::resume_unwind(p),
+        Err(RunError::Aborted(record)) => Err(record),
+        Err(RunError::Panicked(message)) => panic!("fib panicked: {message}"),
     }
 }
 
@@ -99,10 +100,7 @@ fn fib_parallel() {
 #[test]
 fn small_pool_is_a_typed_error() {
     let err = run(Mode::Deterministic { seed: 1 }, geometry(1, 1, 16, 2), 20).unwrap_err();
-    assert_eq!(
-        err.code,
-        gtap_device::error::ErrorCode::PoolExhausted as u32
-    );
+    assert_eq!(err.code, ErrorCode::PoolExhausted as u32);
     assert_eq!(err.limit, 16);
-    assert_eq!(ErrorRecord::text(&err.task), "fib");
+    assert_eq!(ErrorReport::text(&err.task), "fib");
 }

@@ -1,9 +1,10 @@
 //! Runtime configuration: what the user may set, defaults derived from the device, and
 //! validation with messages that say what to change.
 
-use gtap_device::layout::{Geometry, Layout};
-use gtap_device::record::HEADER_BYTES;
-use gtap_device::scheduler::MAX_QUEUES;
+use gtap_device::abi::{
+    Geometry, HEADER_BYTES, Layout, MAX_QUEUES, POOL_CELL_BYTES, RING_ENTRY_BYTES, SLOT_ALIGN,
+    align_up,
+};
 
 /// How to size and shape a runtime. Every field has a default derived from the device (or the
 /// CPU executor); set only what you need.
@@ -282,13 +283,14 @@ pub(crate) const MAX_RECORD_BYTES: u32 = 64 * 1024;
 /// Smallest pool per warp the budget must allow.
 const MIN_TASKS_PER_WARP: u32 = 64;
 
-fn align16(v: u32) -> u32 {
-    v.div_ceil(16) * 16
+/// A slot size that holds a record of `bytes`.
+fn slot_for(bytes: u32) -> u32 {
+    align_up(bytes as u64, SLOT_ALIGN) as u32
 }
 
 /// Bytes per slot of the pools: the slot, its ring entry and its free-id cell.
 fn per_slot(slot_bytes: u32) -> u64 {
-    slot_bytes as u64 + 4 + 8
+    slot_bytes as u64 + RING_ENTRY_BYTES + POOL_CELL_BYTES
 }
 
 impl Config {
@@ -340,7 +342,7 @@ impl Config {
                 max: MAX_QUEUES as u32,
             });
         }
-        let mut slot_bytes = align16(HEADER_BYTES as u32 + 16);
+        let mut slot_bytes = slot_for(HEADER_BYTES as u32 + 16);
         for (task, bytes) in records {
             if bytes > MAX_RECORD_BYTES {
                 return Err(ConfigError::RecordTooLarge {
@@ -349,7 +351,7 @@ impl Config {
                     max: MAX_RECORD_BYTES,
                 });
             }
-            slot_bytes = slot_bytes.max(align16(bytes));
+            slot_bytes = slot_bytes.max(slot_for(bytes));
         }
         let warps = grid * (block / 32);
         let layout_for = |tasks: u32| {

@@ -1,9 +1,8 @@
-//! Device failures as the host reports them: decoded from the device's error record.
+//! Device failures as the host reports them: decoded from the device's error report.
 
 use std::fmt;
 
-use gtap_device::error::{ErrorCode, ErrorRecord};
-use gtap_device::layout::{Geometry, Layout};
+use gtap_device::abi::{ErrorCode, ErrorReport, Geometry, Layout};
 
 use crate::timing::bytes;
 
@@ -56,7 +55,7 @@ pub struct DeviceError {
     /// Panic message, if any.
     pub message: String,
     /// Pool exhaustion only: what more task slots would cost, attached by the runtime (the
-    /// error record does not know the pool's shape).
+    /// error report does not know the pool's shape).
     pub pool_growth: Option<PoolGrowth>,
 }
 
@@ -87,8 +86,8 @@ impl PoolGrowth {
 }
 
 impl DeviceError {
-    /// Decodes a record; `None` when it holds no error.
-    pub fn from_record(r: &ErrorRecord) -> Option<Self> {
+    /// Decodes a report; `None` when it holds no error.
+    pub fn from_report(r: &ErrorReport) -> Option<Self> {
         if r.code == 0 {
             return None;
         }
@@ -104,8 +103,8 @@ impl DeviceError {
         };
         Some(Self {
             kind,
-            task: ErrorRecord::text(&r.task).to_string(),
-            file: ErrorRecord::text(&r.file).to_string(),
+            task: ErrorReport::text(&r.task).to_string(),
+            file: ErrorReport::text(&r.file).to_string(),
             line: r.line,
             block: r.block,
             thread: r.thread,
@@ -114,7 +113,7 @@ impl DeviceError {
             queue: (r.queue != u32::MAX).then_some(r.queue),
             value: r.value,
             limit: r.limit,
-            message: ErrorRecord::text(&r.message).to_string(),
+            message: ErrorReport::text(&r.message).to_string(),
             pool_growth: None,
         })
     }
@@ -208,8 +207,8 @@ impl std::error::Error for DeviceError {}
 mod tests {
     use super::*;
 
-    fn record(code: ErrorCode) -> ErrorRecord {
-        let mut r = ErrorRecord::EMPTY;
+    fn report(code: ErrorCode) -> ErrorReport {
+        let mut r = ErrorReport::EMPTY;
         r.code = code as u32;
         r.task[..3].copy_from_slice(b"fib");
         r.file[..9].copy_from_slice(b"src/x.rs\0");
@@ -220,20 +219,20 @@ mod tests {
     }
 
     #[test]
-    fn empty_record_is_no_error() {
-        assert_eq!(DeviceError::from_record(&ErrorRecord::EMPTY), None);
+    fn empty_report_is_no_error() {
+        assert_eq!(DeviceError::from_report(&ErrorReport::EMPTY), None);
     }
 
     #[test]
     fn decodes_and_explains() {
-        let e = DeviceError::from_record(&record(ErrorCode::InvalidQueue)).unwrap();
+        let e = DeviceError::from_report(&report(ErrorCode::InvalidQueue)).unwrap();
         assert_eq!(e.kind, DeviceErrorKind::InvalidQueue);
         assert_eq!(e.task, "fib");
         assert_eq!(e.file, "src/x.rs");
         let msg = e.to_string();
         assert!(msg.contains("queue index 5 is outside 0..3"), "{msg}");
         assert!(msg.contains("`fib` at src/x.rs:12"), "{msg}");
-        let e = DeviceError::from_record(&record(ErrorCode::PoolExhausted)).unwrap();
+        let e = DeviceError::from_report(&report(ErrorCode::PoolExhausted)).unwrap();
         assert!(e.to_string().contains("raise max_tasks_per_warp"));
     }
 
@@ -252,7 +251,7 @@ mod tests {
             ..geometry
         })
         .unwrap();
-        let e = DeviceError::from_record(&record(ErrorCode::PoolExhausted))
+        let e = DeviceError::from_report(&report(ErrorCode::PoolExhausted))
             .unwrap()
             .with_pool(&layout);
         let growth = e.pool_growth.unwrap();
@@ -264,7 +263,7 @@ mod tests {
             msg.contains(&format!("at least {}", doubled.bytes)),
             "{msg}"
         );
-        let other = DeviceError::from_record(&record(ErrorCode::QueueOverflow)).unwrap();
+        let other = DeviceError::from_report(&report(ErrorCode::QueueOverflow)).unwrap();
         assert_eq!(other.clone().with_pool(&layout), other);
     }
 }

@@ -38,10 +38,11 @@ pub use config::{Config, ConfigError};
 pub use cpu::CpuMode;
 pub use device_error::{DeviceError, DeviceErrorKind, PoolGrowth};
 pub use error::{AfterFault, Error, Result};
-pub use gtap_device::{Cubin, DeviceCode, KernelModule};
 /// The kernel and layout types this crate's API uses, so that host code needs no other gtap
 /// crate to name them (`gtap::Kernel` is the same trait).
-pub use gtap_device::{Geometry, Kernel, KernelArg, KernelArgs, Layout};
+pub use gtap_device::abi::{Geometry, Layout};
+pub use gtap_device::{Cubin, DeviceCode, KernelModule};
+pub use gtap_device::{Kernel, KernelArg, KernelArgs};
 pub use runtime::{BackendKind, Launch, Runtime};
 pub use schedules::{Schedule, ScheduleError, check_schedules, check_schedules_with};
 pub use stats::{ModuleLoad, ModuleSource, Stats};

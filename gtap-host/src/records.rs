@@ -12,7 +12,5 @@ pub(crate) fn device(code: &DeviceCode) -> impl Iterator<Item = (&'static str, u
 
 /// Record sizes of every task function linked into this program (for the CPU executor).
 pub(crate) fn host() -> impl Iterator<Item = (&'static str, u32)> {
-    gtap_device::task::TASK_RECORDS
-        .iter()
-        .map(|r| (r.name, r.bytes))
+    gtap_device::cpu::task_records()
 }

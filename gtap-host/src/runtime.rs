@@ -120,7 +120,7 @@ impl Runtime {
     }
 
     /// The resolved shape: grid, block size, slots per warp, queues, slot bytes, pool bytes.
-    pub fn layout(&self) -> &gtap_device::Layout {
+    pub fn layout(&self) -> &gtap_device::abi::Layout {
         match &self.backend {
             Backend::Gpu(g) => g.layout(),
             Backend::Cpu(c) => c.layout(),
@@ -240,7 +240,7 @@ impl Runtime {
         let (values, count) = g.probe(blocks, block)?;
         let n = blocks * block;
         for (gid, v) in values.iter().enumerate() {
-            let want = gtap_device::probe::probe_value(gid as u32).wrapping_add(gid as u32 % 32);
+            let want = gtap_device::abi::probe_value(gid as u32).wrapping_add(gid as u32 % 32);
             if *v != want {
                 return Err(Error::SelfTest {
                     detail: format!("thread {gid} wrote {v:#x}, expected {want:#x}"),

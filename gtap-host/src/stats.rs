@@ -1,7 +1,6 @@
 //! What a launch did, summed over the warps.
 
-use gtap_device::layout::Layout;
-use gtap_device::stats::WarpStats;
+use gtap_device::abi::{Layout, WarpStats};
 
 /// Statistics of one launch.
 #[derive(Clone, Debug, Default, PartialEq)]

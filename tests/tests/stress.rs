@@ -5,22 +5,11 @@
 //! result. A pool or queue that is too small for a tree may end the launch with a typed device
 //! error; a wrong result never passes. `GTAP_STRESS_CASES` sets the number of trees.
 
+use gtap::math::XorShift64;
 use gtap_host::{Config, CpuMode, DeviceErrorKind, Error, Runtime};
 use gtap_tests::random_trees::{
     MAX_FANOUT, reference, shape, tree_pair_kernel, tree_u16_kernel, tree_u64_kernel,
 };
-
-/// xorshift64*: the test's own choices, reproducible from the case number.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
-    }
-}
 
 /// Trees per run unless `GTAP_STRESS_CASES` says otherwise.
 const CASES: u64 = 10_000;
@@ -42,7 +31,8 @@ struct Case {
 
 impl Case {
     fn draw(n: u64) -> (Self, u32, u64) {
-        let mut rng = Rng(n.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        // The test's own choices, reproducible from the case number.
+        let mut rng = XorShift64::new(n.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         loop {
             let queues = 1 + rng.below(4) as u32;
             let fanout = 1 + rng.below(MAX_FANOUT as u64) as u32;

@@ -29,9 +29,10 @@ use loom::sync::atomic as model;
 #[cfg(not(loom))]
 use std::panic::{self, AssertUnwindSafe};
 
-use super::WARP_SIZE;
+use super::{Broadcast, WARP_SIZE};
 use crate::lane::{LaneCtx, LaneView, SCRATCH_WORDS, Scratch};
-use crate::launch::Runtime;
+use crate::math::XorShift64;
+use crate::region::Region;
 use crate::scheduler::WarpShared;
 
 /// A 32-bit atomic in device memory; see the [module docs](super).
@@ -211,13 +212,6 @@ impl LocalU32 {
         self.0.set(old.wrapping_add(v));
         old
     }
-    /// Clears the bits not in `v` and returns the previous value.
-    #[inline(always)]
-    pub fn fetch_and(&self, v: u32) -> u32 {
-        let old = self.0.get();
-        self.0.set(old & v);
-        old
-    }
     /// Replaces `current` by `new` if the counter holds `current`; returns whether it did.
     #[inline(always)]
     pub fn compare_exchange(&self, current: u32, new: u32) -> bool {
@@ -323,7 +317,7 @@ struct Ident {
 const NO_LANE: LaneView = LaneView {
     ctx: core::ptr::null_mut(),
     shared: core::ptr::null(),
-    rt: core::ptr::null(),
+    region: core::ptr::null(),
     warp: 0,
     scratch: core::ptr::null_mut(),
 };
@@ -383,26 +377,26 @@ pub struct Warp {
     lanes: UnsafeCell<[LaneCtx; WARP_SIZE as usize]>,
     scratch: UnsafeCell<[Scratch; WARP_SIZE as usize]>,
     shared: WarpShared,
-    rt: *const Runtime,
+    region: *const Region,
     warp: u32,
     /// Order in which `each` visits the lanes.
     order: Cell<[u8; WARP_SIZE as usize]>,
     /// When set, the executor shuffles lane order and task placement with this generator.
-    rng: Option<Cell<u64>>,
+    rng: Option<Cell<XorShift64>>,
 }
 
 impl Warp {
-    /// A warp of the runtime `rt` with global index `warp`. With `shuffle_seed`, lanes run in a
+    /// A warp of the runtime `region` with global index `warp`. With `shuffle_seed`, lanes run in a
     /// random order and batches are placed on random lanes (the deterministic executor).
-    pub fn new(rt: *const Runtime, warp: u32, shuffle_seed: Option<u64>) -> Self {
+    pub fn new(region: *const Region, warp: u32, shuffle_seed: Option<u64>) -> Self {
         Self {
             lanes: UnsafeCell::new([const { LaneCtx::IDLE }; WARP_SIZE as usize]),
             scratch: UnsafeCell::new([[0; SCRATCH_WORDS]; WARP_SIZE as usize]),
             shared: WarpShared::new(),
-            rt,
+            region,
             warp,
             order: Cell::new(core::array::from_fn(|i| i as u8)),
-            rng: shuffle_seed.map(|s| Cell::new(s | 1)),
+            rng: shuffle_seed.map(|s| Cell::new(XorShift64::new(s))),
         }
     }
 
@@ -420,9 +414,9 @@ impl Warp {
 
     /// The runtime this warp belongs to.
     #[inline(always)]
-    pub fn runtime(&self) -> &Runtime {
+    pub fn region(&self) -> &Region {
         // SAFETY: the executor keeps the runtime alive for as long as its warps.
-        unsafe { &*self.rt }
+        unsafe { &*self.region }
     }
 
     /// The same value on every lane.
@@ -444,7 +438,7 @@ impl Warp {
     #[inline]
     pub fn each<T: Copy, U: Copy>(&self, v: Lanes<T>, mut f: impl FnMut(u32, T) -> U) -> Lanes<U> {
         let mut out: [Option<U>; WARP_SIZE as usize] = [None; WARP_SIZE as usize];
-        let warps_per_block = self.runtime().warps_per_block;
+        let warps_per_block = self.region().warps_per_block;
         let saved = (VIEW.with(Cell::get), IDENT.with(Cell::get));
         for &lane in self.order.get().iter() {
             let lane = lane as usize;
@@ -457,7 +451,7 @@ impl Warp {
                 c.set(LaneView {
                     ctx,
                     shared: &self.shared,
-                    rt: self.rt,
+                    region: self.region,
                     warp: self.warp,
                     scratch,
                 })
@@ -477,10 +471,11 @@ impl Warp {
         out.map(|o| o.unwrap_or_else(|| unreachable!("every lane is visited")))
     }
 
-    /// Runs `f` once for the warp; every lane gets its result.
+    /// Runs `f` once for the warp; every lane gets its result, passed through its words as on
+    /// the GPU (so the CPU tests check each value's encoding).
     #[inline(always)]
-    pub fn leader<const N: usize>(&self, f: impl FnOnce() -> [u32; N]) -> [u32; N] {
-        f()
+    pub fn leader<T: Broadcast>(&self, f: impl FnOnce() -> T) -> T {
+        T::from_words(f().to_words())
     }
 
     /// Runs `f` once for the warp.
@@ -511,11 +506,9 @@ impl Warp {
     pub fn scramble(&self, batch: Lanes<u32>) -> Lanes<u32> {
         let Some(rng) = &self.rng else { return batch };
         let next = || {
-            let mut x = rng.get();
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            rng.set(x);
+            let mut r = rng.get();
+            let x = r.next_u64();
+            rng.set(r);
             x
         };
         let mut placed = batch;

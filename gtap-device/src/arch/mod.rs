@@ -12,7 +12,8 @@
 //! * [`fence`] (acquire-release, GPU scope) and [`fence_system`] (before the host reads).
 //! * [`Warp`] and [`Lanes`]: warp-level execution. Scheduler code is written at warp level:
 //!   a value of type `Lanes<T>` holds one `T` per lane, [`Warp::each`] runs a closure per lane
-//!   and [`Warp::leader`] runs a closure once and gives every lane its result. On the GPU
+//!   and [`Warp::leader`] runs a closure once and gives every lane its result (a
+//!   [`Broadcast`] value, shuffled word by word on the GPU). On the GPU
 //!   `Lanes<T>` is just `T` (each hardware lane holds its own) and `each` is a plain call; on the
 //!   CPU `Lanes<T>` is `[T; 32]` and `each` loops over the simulated lanes.
 //! * [`current_lane`]: the context of the lane that is polling a task, so that `task!` and
@@ -32,3 +33,27 @@ pub use host::*;
 
 /// Number of lanes in a warp, on the GPU and in the simulated warps of the CPU executor.
 pub const WARP_SIZE: u32 = 32;
+
+/// A value the warp's leader lane computes and hands to every lane ([`Warp::leader`]). On the
+/// GPU a lane can only receive another lane's registers one 32-bit word per shuffle, so the
+/// value travels as its words.
+pub trait Broadcast: Copy {
+    /// The value as words: `[u32; N]`.
+    type Words: Copy + Default + AsMut<[u32]>;
+    /// The value's words.
+    fn to_words(self) -> Self::Words;
+    /// The value back from its words.
+    fn from_words(words: Self::Words) -> Self;
+}
+
+impl Broadcast for u32 {
+    type Words = [u32; 1];
+    #[inline(always)]
+    fn to_words(self) -> [u32; 1] {
+        [self]
+    }
+    #[inline(always)]
+    fn from_words([v]: [u32; 1]) -> Self {
+        v
+    }
+}

@@ -5,11 +5,12 @@ use core::arch::{asm, global_asm};
 use core::cell::UnsafeCell;
 use core::sync::atomic::Ordering;
 
-use super::WARP_SIZE;
+use super::{Broadcast, WARP_SIZE};
+use crate::abi::{lane_area_offset, scratch_area_offset, warp_area_offset};
 use crate::lane::Scratch;
 use crate::lane::{LaneCtx, LaneView};
-use crate::launch::Runtime;
-use crate::scheduler::{WarpShared, lane_area_offset, scratch_area_offset, warp_area_offset};
+use crate::region::Region;
+use crate::scheduler::WarpShared;
 
 /// A 32-bit atomic in device memory; see the [module docs](super).
 ///
@@ -321,8 +322,8 @@ fn ctaid() -> u32 {
 }
 
 // The runtime's block-level state lives in dynamic shared memory, sized by the host:
-// [Runtime][WarpShared; warps per block][LaneCtx; threads per block][Scratch; threads per block]
-// (see `scheduler::shared_bytes`).
+// [Region][WarpShared; warps per block][LaneCtx; threads per block][Scratch; threads per block]
+// (see `abi::shared_bytes`).
 global_asm!(".extern .shared .align 16 .b8 gtap_smem[];");
 
 #[inline(always)]
@@ -336,8 +337,8 @@ fn smem() -> *mut u8 {
 }
 
 #[inline(always)]
-fn block_runtime() -> *mut Runtime {
-    smem() as *mut Runtime
+fn block_region() -> *mut Region {
+    smem() as *mut Region
 }
 
 #[inline(always)]
@@ -356,11 +357,11 @@ fn lane_ctx(thread: u32) -> *mut LaneCtx {
 
 /// Publishes the runtime view to this block's shared memory and initialises the block's warp
 /// and lane state. Every thread of the block calls it once, before any task runs.
-pub fn init_block(rt: &Runtime) {
+pub fn init_block(region: &Region) {
     let t = tid();
     if t == 0 {
         // SAFETY: thread 0 alone writes the block header before the barrier below.
-        unsafe { block_runtime().write(*rt) };
+        unsafe { block_region().write(*region) };
     }
     if t % WARP_SIZE == 0 {
         // SAFETY: lane 0 of each warp initialises its warp's slot before the barrier.
@@ -382,7 +383,7 @@ pub fn current_lane() -> LaneView {
     LaneView {
         ctx: lane_ctx(t),
         shared: warp_shared(t / WARP_SIZE),
-        rt: block_runtime(),
+        region: block_region(),
         warp: warp_index(),
         scratch,
     }
@@ -437,9 +438,9 @@ impl Warp {
 
     /// The runtime's view of device memory (the block's shared-memory copy).
     #[inline(always)]
-    pub fn runtime(&self) -> &Runtime {
+    pub fn region(&self) -> &Region {
         // SAFETY: initialised by `init_block`, alive for the whole kernel.
-        unsafe { &*block_runtime() }
+        unsafe { &*block_region() }
     }
 
     /// The same value on every lane.
@@ -466,23 +467,21 @@ impl Warp {
     /// Warp collectives name all 32 lanes: a lane that retired after a panic has exited, and
     /// PTX's warp-synchronous instructions only wait for lanes that have not exited.
     #[inline(always)]
-    pub fn leader<const N: usize>(&self, f: impl FnOnce() -> [u32; N]) -> [u32; N] {
+    pub fn leader<T: Broadcast>(&self, f: impl FnOnce() -> T) -> T {
         let leader = self.shared().live.load().trailing_zeros();
-        let mut r = [0u32; N];
+        let mut words = T::Words::default();
         if laneid() == leader {
-            r = f();
+            words = f().to_words();
         }
-        let mut i = 0;
-        while i < N {
+        for word in words.as_mut() {
             let v: u32;
             // SAFETY: every live lane executes this shuffle with the same mask.
             unsafe {
-                asm!("shfl.sync.idx.b32 {d}, {a}, {s}, 31, 0xffffffff;", d = out(reg32) v, a = in(reg32) r[i], s = in(reg32) leader)
+                asm!("shfl.sync.idx.b32 {d}, {a}, {s}, 31, 0xffffffff;", d = out(reg32) v, a = in(reg32) *word, s = in(reg32) leader)
             };
-            r[i] = v;
-            i += 1;
+            *word = v;
         }
-        r
+        T::from_words(words)
     }
 
     /// Runs `f` on the lowest live lane only (no result is shared).

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::{self, CUdeviceptr};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr, result};
-use gtap_device::error::ErrorRecord;
+use gtap_device::abi::ErrorReport;
 
 use crate::error::{Error, Result};
 
@@ -103,7 +103,7 @@ pub(crate) fn read_values<T: Copy>(
 
 /// The error record: pinned host memory that the device writes directly.
 pub(crate) struct PinnedRecord {
-    host: *mut ErrorRecord,
+    host: *mut ErrorReport,
     pub(crate) device: CUdeviceptr,
     ctx: Arc<CudaContext>,
 }
@@ -112,11 +112,11 @@ impl PinnedRecord {
     pub(crate) fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
         ctx.bind_to_thread()
             .map_err(Error::driver("binding the context"))?;
-        let bytes = std::mem::size_of::<ErrorRecord>();
+        let bytes = std::mem::size_of::<ErrorReport>();
         // SAFETY: allocates pinned, device-mapped host memory owned by the returned value.
         let host = unsafe { result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_DEVICEMAP) }
             .map_err(Error::driver("allocating the error record"))?
-            as *mut ErrorRecord;
+            as *mut ErrorReport;
         let mut device: CUdeviceptr = 0;
         // SAFETY: `host` was allocated with DEVICEMAP just above.
         unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host as *mut c_void, 0) }
@@ -133,10 +133,10 @@ impl PinnedRecord {
 
     pub(crate) fn clear(&self) {
         // SAFETY: the record is valid host memory; no kernel runs while the host writes it.
-        unsafe { self.host.write_volatile(ErrorRecord::EMPTY) };
+        unsafe { self.host.write_volatile(ErrorReport::EMPTY) };
     }
 
-    pub(crate) fn read(&self) -> ErrorRecord {
+    pub(crate) fn read(&self) -> ErrorReport {
         // SAFETY: as above; the kernel that wrote it has completed (or faulted).
         unsafe { self.host.read_volatile() }
     }

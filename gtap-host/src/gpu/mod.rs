@@ -1,4 +1,4 @@
-//! The GPU backend on cudarc: one device allocation laid out by `gtap_device::layout`, an error
+//! The GPU backend on cudarc: one device allocation laid out by `gtap_device::abi`, an error
 //! record in pinned host memory mapped into the device, and persistent-kernel launches.
 //!
 //! Every operation is enqueued on the runtime's one stream (its own, or the application's
@@ -19,9 +19,7 @@ use std::time::Instant;
 
 use cudarc::driver::sys::{self, CUdeviceptr};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DriverError, result};
-use gtap_device::layout::{LaunchParams, Layout, ROOT_RESULT_BYTES};
-use gtap_device::scheduler::shared_bytes;
-use gtap_device::stats::WarpStats;
+use gtap_device::abi::{LaunchParams, Layout, ROOT_RESULT_BYTES, WarpStats, shared_bytes};
 use gtap_device::{DeviceCode, Kernel, KernelArgs};
 
 use crate::config::{Config, ConfigError, Limits};
@@ -376,10 +374,10 @@ impl Gpu {
             .record(&live.stream)
             .map_err(Error::driver("recording an event"))?;
         if let Err(source) = live.stream.synchronize() {
-            let record = DeviceError::from_record(&live.error.read()).map(Box::new);
+            let record = DeviceError::from_report(&live.error.read()).map(Box::new);
             return Err(self.fault(source, record));
         }
-        if let Some(e) = DeviceError::from_record(&live.error.read()) {
+        if let Some(e) = DeviceError::from_report(&live.error.read()) {
             return Err(Error::Device(Box::new(e)));
         }
         let kernel_ms = live

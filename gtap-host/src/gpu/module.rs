@@ -144,9 +144,8 @@ pub(crate) struct Module {
 }
 
 /// The register ceiling for PTX compiled by the driver when the configuration sets none: the
-/// one `gtap-builder` gives `ptxas` for the SASS it embeds (two blocks of 256 threads per
-/// multiprocessor at least).
-const DEFAULT_MAX_REGISTERS: u32 = 128;
+/// one `gtap-builder` gives `ptxas` for the SASS it embeds.
+const DEFAULT_MAX_REGISTERS: u32 = gtap_device::abi::MAX_REGISTERS;
 
 impl Module {
     /// Loads `image` on the context's device; PTX is JIT-compiled with at most

@@ -1,18 +1,18 @@
 //! The device's view of one launch: typed pointers into the runtime's region.
 
-use crate::error::ErrorRecord;
-use crate::layout::{LaunchParams, OPT_RANDOM_QUEUE};
+use crate::abi::ErrorReport;
+use crate::abi::WarpStats;
+use crate::abi::{LaunchParams, OPT_RANDOM_QUEUE};
 use crate::pool::{PoolCell, PoolMeta};
 use crate::queue::QueueMeta;
 use crate::record::Header;
 use crate::scheduler::Control;
-use crate::stats::WarpStats;
 
 /// Typed pointers into the runtime's region plus the geometry, resolved once per launch from
 /// [`LaunchParams`]. On the GPU each block keeps a copy in shared memory.
 #[repr(C)]
 #[derive(Clone, Copy)]
-pub struct Runtime {
+pub struct Region {
     control: *mut Control,
     pub(crate) root_result: *mut u8,
     queue_meta: *mut QueueMeta,
@@ -21,7 +21,7 @@ pub struct Runtime {
     pool_cells: *mut PoolCell,
     stats: *mut WarpStats,
     slots: *mut u8,
-    pub(crate) error: *mut ErrorRecord,
+    pub(crate) error: *mut ErrorReport,
     pub(crate) host: u64,
     pub(crate) warps: u32,
     pub(crate) warps_per_block: u32,
@@ -35,11 +35,11 @@ pub struct Runtime {
     pub(crate) seed: u32,
 }
 
-impl Runtime {
+impl Region {
     /// Resolves the launch parameters.
     pub fn new(p: &LaunchParams) -> Self {
         debug_assert!(
-            p.base.is_multiple_of(crate::layout::REGION_ALIGN as u64),
+            p.base.is_multiple_of(crate::abi::REGION_ALIGN as u64),
             "misaligned runtime region"
         );
         let l = &p.layout;
@@ -54,7 +54,7 @@ impl Runtime {
             pool_cells: at(l.pool_cells) as *mut PoolCell,
             stats: at(l.stats) as *mut WarpStats,
             slots: at(l.slots),
-            error: p.error as *mut ErrorRecord,
+            error: p.error as *mut ErrorReport,
             host: p.host,
             warps: g.warps(),
             warps_per_block: g.warps_per_block,
@@ -140,7 +140,7 @@ impl Runtime {
     /// Payload bytes available to a task's future.
     #[inline(always)]
     pub(crate) fn payload_bytes(&self) -> u32 {
-        self.slot_bytes - crate::record::HEADER_BYTES as u32
+        self.slot_bytes - crate::abi::HEADER_BYTES as u32
     }
 
     /// Whether the deterministic executor asked for random queue choice.

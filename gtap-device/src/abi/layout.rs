@@ -1,4 +1,4 @@
-//! Where everything lives in device memory.
+//! Where everything lives in device memory, and the parameters every kernel receives.
 //!
 //! The host allocates one region per runtime and the device addresses it through the offsets
 //! computed here, so both sides agree by construction. The CPU executor allocates the same
@@ -6,24 +6,18 @@
 //! zeroed before a launch ([`Layout::reset_range`]): all-zero is the valid initial state of
 //! queues, pools, control words and statistics.
 
-use crate::error::ErrorRecord;
-use crate::pool::{PoolCell, PoolMeta};
+use super::{
+    HEADER_BYTES, MAX_QUEUES, POOL_CELL_BYTES, REGION_ALIGN, RING_ENTRY_BYTES, ROOT_RESULT_BYTES,
+    SLOT_ALIGN, WarpStats, align_up,
+};
+use crate::pool::PoolMeta;
 use crate::queue::QueueMeta;
-use crate::record::HEADER_BYTES;
-use crate::scheduler::{Control, MAX_QUEUES};
-use crate::stats::WarpStats;
-
-/// Alignment of the runtime's region (every region inside it starts on such a boundary; queue
-/// and pool metadata are padded to it to keep warps off each other's cache lines).
-pub const REGION_ALIGN: usize = 128;
+use crate::scheduler::Control;
 
 /// One [`REGION_ALIGN`]-aligned line, to allocate a region in host memory.
 #[repr(C, align(128))]
 #[derive(Clone, Copy)]
 pub struct Line(pub [u8; REGION_ALIGN]);
-
-/// Bytes reserved for the root task's result.
-pub const ROOT_RESULT_BYTES: usize = 256;
 
 /// The runtime's shape: the numbers the host and the device must agree on.
 ///
@@ -105,7 +99,9 @@ impl Geometry {
         if !self.slots_per_warp.is_multiple_of(self.num_queues) {
             return Err(GeometryError::SlotsNotDivisible);
         }
-        if !self.slot_bytes.is_multiple_of(16) || self.slot_bytes as usize <= HEADER_BYTES {
+        if !(self.slot_bytes as u64).is_multiple_of(SLOT_ALIGN)
+            || self.slot_bytes as usize <= HEADER_BYTES
+        {
             return Err(GeometryError::BadSlotBytes);
         }
         let warps = (self.blocks as u64) * (self.warps_per_block as u64);
@@ -143,10 +139,6 @@ pub struct Layout {
     pub bytes: u64,
 }
 
-const fn align(v: u64, a: u64) -> u64 {
-    v.div_ceil(a) * a
-}
-
 impl Layout {
     /// Lays out `geometry`, which must pass [`Geometry::check`].
     pub fn new(geometry: Geometry) -> Result<Self, GeometryError> {
@@ -156,7 +148,7 @@ impl Layout {
         let slots = warps * geometry.slots_per_warp as u64;
         let mut at = 0u64;
         let mut region = |bytes: u64| {
-            let start = align(at, 128);
+            let start = align_up(at, REGION_ALIGN as u64);
             at = start + bytes;
             start
         };
@@ -166,8 +158,8 @@ impl Layout {
         let pool_meta = region(warps * core::mem::size_of::<PoolMeta>() as u64);
         let stats = region(warps * core::mem::size_of::<WarpStats>() as u64);
         let cells = warps << geometry.id_shift();
-        let pool_cells = region(cells * core::mem::size_of::<PoolCell>() as u64);
-        let rings = region(queues * geometry.ring_entries() as u64 * 4);
+        let pool_cells = region(cells * POOL_CELL_BYTES);
+        let rings = region(queues * geometry.ring_entries() as u64 * RING_ENTRY_BYTES);
         let slots_at = region(slots * geometry.slot_bytes as u64);
         Ok(Self {
             geometry,
@@ -179,7 +171,7 @@ impl Layout {
             pool_cells,
             stats,
             slots: slots_at,
-            bytes: align(at, 128),
+            bytes: align_up(at, REGION_ALIGN as u64),
         })
     }
 
@@ -205,11 +197,11 @@ impl Layout {
 pub struct LaunchParams {
     /// Device address of the runtime's region, aligned to [`REGION_ALIGN`].
     pub base: u64,
-    /// Device address of the [`ErrorRecord`] (host memory mapped into the device on the GPU).
+    /// Device address of the [`ErrorReport`](super::ErrorReport) (host memory mapped into the device on the GPU).
     pub error: u64,
     /// The region's layout.
     pub layout: Layout,
-    /// Scheduling options (`OPT_*` bits).
+    /// Scheduling options ([`OPT_RANDOM_QUEUE`](super::OPT_RANDOM_QUEUE)).
     pub options: u32,
     /// Seed for victim selection (mixed with the clock on the GPU).
     pub seed: u32,
@@ -217,15 +209,10 @@ pub struct LaunchParams {
     pub host: u64,
 }
 
-/// Deterministic executor: pick a random non-empty queue instead of the fullest one.
-pub const OPT_RANDOM_QUEUE: u32 = 1;
-
-// The error record is written by the device and read by the host; keep its size stable.
-const _: () = assert!(core::mem::size_of::<ErrorRecord>() == 368);
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pool::PoolCell;
 
     const OK: Geometry = Geometry {
         blocks: 2,

@@ -1,0 +1,98 @@
+//! The host-device contract: every shape and number that `gtap-host` (and `gtap-builder`) and
+//! the device code must agree on, in one place.
+//!
+//! The host allocates the runtime's region, fills in [`LaunchParams`], sizes the dynamic shared
+//! memory, reads back the [`ErrorReport`] and the [`WarpStats`], and picks the pool's shape; the
+//! device addresses the same memory through the same offsets. Both sides are compiled from
+//! this module, so they agree by construction, as long as every item here keeps the same
+//! layout on `x86_64` and `nvptx64`: that is why each shared struct is `#[repr(C)]`, holds
+//! only fixed-width integers, and is padded explicitly.
+//!
+//! | item | what the host does with it |
+//! |---|---|
+//! | [`Geometry`], [`Layout`] | sizes and allocates the region, zeroes [`Layout::reset_range`] |
+//! | [`LaunchParams`], [`OPT_RANDOM_QUEUE`] | the first parameter of every kernel |
+//! | [`shared_bytes`] | dynamic shared memory per block at launch |
+//! | [`ErrorReport`], [`ErrorCode`] | decodes the first device failure |
+//! | [`WarpStats`] | reads one per warp after a launch |
+//! | [`MAX_QUEUES`], [`HEADER_BYTES`], [`ROOT_RESULT_BYTES`] | validates the configuration |
+//! | [`RING_ENTRY_BYTES`], [`POOL_CELL_BYTES`] | the memory each task slot costs beyond itself |
+//! | [`MAX_REGISTERS`] | the register ceiling of `ptxas` (builder) and of the driver's JIT (host) |
+//! | [`probe_value`] | checks the self-test kernel `gtap_probe` |
+
+mod error;
+mod layout;
+mod shared;
+mod stats;
+
+pub use error::{ErrorCode, ErrorReport};
+pub use layout::{Geometry, GeometryError, LaunchParams, Layout, Line};
+pub use shared::shared_bytes;
+#[cfg_attr(not(target_arch = "nvptx64"), allow(unused_imports))]
+// placed by the GPU layer only
+pub(crate) use shared::{lane_area_offset, scratch_area_offset, warp_area_offset};
+pub use stats::WarpStats;
+
+/// The most divergence-aware queues a warp may have: a warp keeps per-queue state for this
+/// many in shared memory.
+pub const MAX_QUEUES: usize = 16;
+
+/// Bytes of a task record's header; the task's future starts right after it, 16-byte aligned.
+pub const HEADER_BYTES: usize = 32;
+
+/// Alignment of a task slot, and so of its size: a record's future may need 16.
+pub const SLOT_ALIGN: u64 = 16;
+
+/// Bytes reserved for the root task's result.
+pub const ROOT_RESULT_BYTES: usize = 256;
+
+/// Alignment of the runtime's region (every region inside it starts on such a boundary; queue
+/// and pool metadata are padded to it to keep warps off each other's cache lines).
+pub const REGION_ALIGN: usize = 128;
+
+/// Bytes of one ring-queue entry: a task id.
+pub const RING_ENTRY_BYTES: u64 = 4;
+
+/// Bytes of one cell of a warp's free-id ring: a sequence number and a task id, written
+/// together.
+pub const POOL_CELL_BYTES: u64 = 8;
+
+/// [`LaunchParams::options`] bit, deterministic executor only: pick a random non-empty queue
+/// instead of the fullest one.
+pub const OPT_RANDOM_QUEUE: u32 = 1;
+
+/// The most registers per thread a kernel may use: the persistent grid's blocks of 256 threads
+/// then fit at least two to a multiprocessor (16 warps), which the scheduler needs to hide
+/// memory latency. `gtap-builder` gives it to `ptxas` for the SASS it embeds, and `gtap-host`
+/// to the driver when it JIT-compiles PTX, so both paths give a kernel the same budget.
+pub const MAX_REGISTERS: u32 = 128;
+
+/// `v` rounded up to a multiple of `to` (a power of two).
+pub const fn align_up(v: u64, to: u64) -> u64 {
+    (v + to - 1) & !(to - 1)
+}
+
+/// What thread `gid` (global index) of the self-test kernel `gtap_probe` writes, before it adds
+/// its lane index.
+pub const fn probe_value(gid: u32) -> u32 {
+    gid.wrapping_mul(2_654_435_761) ^ 0x5bd1_e995
+}
+
+const _: () = assert!(core::mem::size_of::<crate::record::Header>() == HEADER_BYTES);
+const _: () = assert!(core::mem::size_of::<crate::pool::PoolCell>() as u64 == POOL_CELL_BYTES);
+const _: () = assert!(core::mem::size_of::<u32>() as u64 == RING_ENTRY_BYTES);
+// The error report is written by the device and read by the host; keep its size stable.
+const _: () = assert!(core::mem::size_of::<ErrorReport>() == 368);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn align_up_rounds_to_the_next_multiple() {
+        assert_eq!(align_up(0, 16), 0);
+        assert_eq!(align_up(1, 16), 16);
+        assert_eq!(align_up(16, 16), 16);
+        assert_eq!(align_up(129, 128), 256);
+    }
+}
