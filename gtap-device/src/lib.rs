@@ -70,7 +70,7 @@ pub use device_code::{Cubin, DeviceCode, KernelModule};
 pub use kernel::{Kernel, KernelArg, KernelArgs};
 pub use lane::SCRATCH_WORDS;
 pub use layout::{Geometry, LaunchParams, Layout};
-pub use slice::{Slice, SliceMut};
+pub use slice::{Loan, Part, Slice, SliceMut};
 pub use task::{TaskFunction, TaskInfo};
 
 /// What the `gtap` macros expand to. Not a public API.

@@ -6,7 +6,7 @@
 
 #![no_std]
 
-pub use gtap_device::{AtomicElement, Slice, SliceMut, math, thread};
+pub use gtap_device::{AtomicElement, Loan, Part, Slice, SliceMut, math, thread};
 pub use gtap_macros::{entry, function, kernel, task, taskwait};
 
 #[doc(hidden)]
