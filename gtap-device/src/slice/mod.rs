@@ -37,10 +37,13 @@
 //! naming the task and line; the check is one compare and a branch to a cold function, as in
 //! a Rust slice.
 
+mod index;
 mod part;
 mod raw;
 mod shared;
 mod shared_mut;
+#[cfg(test)]
+mod tests;
 
 pub use part::{Loan, Part};
 pub use shared::Slice;

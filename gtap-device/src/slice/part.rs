@@ -2,6 +2,7 @@
 
 use core::ops::{Deref, DerefMut, RangeBounds};
 
+use super::index::ViewIndex;
 use super::raw::Raw;
 
 /// Values of `T` in device memory that one task owns: nobody else reads or writes them while
@@ -88,6 +89,12 @@ impl<T> Part<T> {
     }
 }
 
+impl<T> core::fmt::Debug for Part<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.raw.debug("Part", f)
+    }
+}
+
 impl<T> Default for Part<T> {
     /// [`Part::empty`].
     fn default() -> Self {
@@ -114,27 +121,30 @@ impl<T> DerefMut for Part<T> {
     }
 }
 
-impl<T> core::ops::Index<usize> for Part<T> {
-    type Output = T;
+impl<T, I: ViewIndex<T>> core::ops::Index<I> for Part<T> {
+    type Output = I::Output;
     /// # Panics
-    /// If `i` is out of bounds (a device error on the GPU).
+    /// If the index is out of bounds or the range decreasing or past the end (a device error
+    /// on the GPU).
     #[inline(always)]
     #[track_caller]
-    fn index(&self, i: usize) -> &T {
-        // SAFETY: `at` checked the bounds; the part owns the value.
-        unsafe { &*self.raw.at(i) }
+    fn index(&self, i: I) -> &I::Output {
+        // SAFETY: the part's own pointer and length, and `locate` checked the bounds; the part
+        // owns the values.
+        unsafe { &*i.locate(self.raw.ptr(), self.raw.len()) }
     }
 }
 
-impl<T> core::ops::IndexMut<usize> for Part<T> {
+impl<T, I: ViewIndex<T>> core::ops::IndexMut<I> for Part<T> {
     /// # Panics
-    /// If `i` is out of bounds (a device error on the GPU).
+    /// If the index is out of bounds or the range decreasing or past the end (a device error
+    /// on the GPU).
     #[inline(always)]
     #[track_caller]
-    fn index_mut(&mut self, i: usize) -> &mut T {
-        // SAFETY: `at` checked the bounds; the part owns the value and `self` is borrowed
-        // mutably.
-        unsafe { &mut *self.raw.at(i) }
+    fn index_mut(&mut self, i: I) -> &mut I::Output {
+        // SAFETY: the part's own pointer and length, and `locate` checked the bounds; the part
+        // owns the values and `self` is borrowed mutably.
+        unsafe { &mut *i.locate(self.raw.ptr(), self.raw.len()) }
     }
 }
 

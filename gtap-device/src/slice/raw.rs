@@ -100,6 +100,15 @@ impl<T> Raw<T> {
         Self::new(unsafe { self.ptr.add(start) }, end - start)
     }
 
+    /// Writes `name { ptr, len }`: the views print where they point, not the values (which may
+    /// be device memory).
+    pub(super) fn debug(self, name: &str, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct(name)
+            .field("ptr", &self.ptr)
+            .field("len", &self.len)
+            .finish()
+    }
+
     /// The values as a Rust slice.
     ///
     /// # Safety

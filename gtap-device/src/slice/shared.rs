@@ -2,6 +2,7 @@
 
 use core::ops::{Deref, RangeBounds};
 
+use super::index::ViewIndex;
 use super::raw::Raw;
 
 /// A read-only view of `len` values of `T` in device memory (host memory in the CPU executor).
@@ -18,7 +19,8 @@ use super::raw::Raw;
 /// let (left, right) = all.split_at(2);
 /// assert_eq!(left.iter().sum::<u32>(), 3);
 /// assert_eq!(right[0], 3);
-/// assert_eq!(&*all.sub(1..4), &[2, 3, 4]);
+/// assert_eq!(&all[1..4], &[2, 3, 4]);
+/// assert_eq!(&*all.sub(1..4), &all[1..4]);
 /// ```
 #[repr(C)]
 pub struct Slice<T> {
@@ -31,6 +33,12 @@ impl<T> Clone for Slice<T> {
     }
 }
 impl<T> Copy for Slice<T> {}
+
+impl<T> core::fmt::Debug for Slice<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.raw.debug("Slice", f)
+    }
+}
 
 impl<T> Slice<T> {
     /// A view of `len` values at `ptr`.
@@ -78,14 +86,16 @@ impl<T> Deref for Slice<T> {
     }
 }
 
-impl<T> core::ops::Index<usize> for Slice<T> {
-    type Output = T;
+impl<T, I: ViewIndex<T>> core::ops::Index<I> for Slice<T> {
+    type Output = I::Output;
     /// # Panics
-    /// If `i` is out of bounds (a device error on the GPU).
+    /// If the index is out of bounds or the range decreasing or past the end (a device error
+    /// on the GPU).
     #[inline(always)]
     #[track_caller]
-    fn index(&self, i: usize) -> &T {
-        // SAFETY: `at` checked the bounds; the values stay unmodified by the view's contract.
-        unsafe { &*self.raw.at(i) }
+    fn index(&self, i: I) -> &I::Output {
+        // SAFETY: the view's own pointer and length, and `locate` checked the bounds; the
+        // values stay unmodified by the view's contract.
+        unsafe { &*i.locate(self.raw.ptr(), self.raw.len()) }
     }
 }

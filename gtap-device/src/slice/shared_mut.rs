@@ -25,6 +25,12 @@ impl<T> Clone for SliceMut<T> {
 }
 impl<T> Copy for SliceMut<T> {}
 
+impl<T> core::fmt::Debug for SliceMut<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.raw.debug("SliceMut", f)
+    }
+}
+
 impl<T> SliceMut<T> {
     /// A view of `len` values at `ptr`.
     ///
