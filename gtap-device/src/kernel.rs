@@ -11,13 +11,16 @@ use crate::task::{Site, TaskFunction};
 
 /// A value that may be passed to a kernel: plain data with the same layout on host and device.
 ///
+/// Implement it for a struct with `#[derive(gtap::KernelArg)]`, which checks the conditions
+/// below.
+///
 /// # Safety
 /// The type must be `Copy`, contain no host-only pointers, and have the same size and layout on
 /// `x86_64` and `nvptx64`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed to a gtap kernel",
     label = "not a kernel argument",
-    note = "kernel arguments are integers, floats, bools, and `gtap::Slice`/`gtap::SliceMut` views of device buffers"
+    note = "kernel arguments are integers, floats, bools, `gtap::Slice`/`gtap::SliceMut` views of device buffers, and `#[repr(C)]` structs of those with `#[derive(gtap::KernelArg)]`"
 )]
 pub unsafe trait KernelArg: Copy + 'static {}
 
@@ -60,7 +63,15 @@ kernel_args!(
     (a: A, b: B, c: C, d: D, e: E),
     (a: A, b: B, c: C, d: D, e: E, g: G),
     (a: A, b: B, c: C, d: D, e: E, g: G, h: H),
-    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I)
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J, k: K),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J, k: K, l: L),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J, k: K, l: L, m: M),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J, k: K, l: L, m: M, n: N),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J, k: K, l: L, m: M, n: N, o: O),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J, k: K, l: L, m: M, n: N, o: O, p: P),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J, k: K, l: L, m: M, n: N, o: O, p: P, q: Q)
 );
 
 /// A kernel defined with `#[gtap::kernel]`, as the host sees it.
