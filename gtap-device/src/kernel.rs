@@ -156,8 +156,24 @@ pub unsafe fn write_result<T: Copy>(out: *mut T, value: T) {
     }
 }
 
+/// Calls `f` with the address of each parameter of a kernel's PTX entry, in the order
+/// [`ptx_kernel!`](crate::__ptx_kernel) declares them: the launch parameters, the pointer to
+/// the output buffer, then the user's arguments. The host passes these addresses to
+/// `cuLaunchKernel`, so the entry's signature is written here only.
+pub fn each_entry_param<A: KernelArgs>(
+    launch: &LaunchParams,
+    out: &u64,
+    args: &A,
+    f: &mut dyn FnMut(*const u8),
+) {
+    f(launch as *const LaunchParams as *const u8);
+    f(out as *const u64 as *const u8);
+    args.each_param(f);
+}
+
 /// Defines a PTX kernel entry. Used by `#[gtap::kernel]`; the `ptx-kernel` ABI is unstable,
-/// and this macro lets user crates use it without enabling the feature themselves.
+/// and this macro lets user crates use it without enabling the feature themselves. The host
+/// passes the parameters through [`each_entry_param`]: change both together.
 #[doc(hidden)]
 #[macro_export]
 #[cfg_attr(target_arch = "nvptx64", allow_internal_unstable(abi_ptx))]
