@@ -37,7 +37,7 @@ macro_rules! by_range {
             #[inline(always)]
             #[track_caller]
             unsafe fn locate(self, ptr: *mut T, len: usize) -> *mut [T] {
-                let sub = Raw::new(ptr, len).sub(self);
+                let sub = Raw::new(ptr, len).range(self);
                 core::ptr::slice_from_raw_parts_mut(sub.ptr(), sub.len())
             }
         }

@@ -31,7 +31,7 @@
 //!
 //! The shared views stay `Copy`: atomics on a [`SliceMut`] are meant for many tasks at once,
 //! and a [`Slice`] is read by all. Their [`split_at`](Slice::split_at) and
-//! [`sub`](Slice::sub) give smaller shared views.
+//! [`range`](Slice::range) give smaller shared views.
 //!
 //! Out-of-bounds indices, split points and ranges panic, which on the GPU is a device error
 //! naming the task and line; the check is one compare and a branch to a cold function, as in

@@ -82,9 +82,9 @@ impl<T> Part<T> {
     /// If the range is decreasing or ends past `len` (a device error on the GPU).
     #[inline(always)]
     #[track_caller]
-    pub fn sub(self, range: impl RangeBounds<usize>) -> Self {
+    pub fn range(self, range: impl RangeBounds<usize>) -> Self {
         Self {
-            raw: self.raw.sub(range),
+            raw: self.raw.range(range),
         }
     }
 }

@@ -82,7 +82,7 @@ impl<T> Raw<T> {
     /// If the range is decreasing or ends past `len`.
     #[inline(always)]
     #[track_caller]
-    pub(super) fn sub(self, range: impl RangeBounds<usize>) -> Self {
+    pub(super) fn range(self, range: impl RangeBounds<usize>) -> Self {
         let start = match range.start_bound() {
             Bound::Included(&s) => s,
             Bound::Excluded(&s) => s.checked_add(1).unwrap_or_else(|| range_invalid()),

@@ -9,7 +9,7 @@ use super::raw::Raw;
 /// Created on the host by `gtap-host`'s buffers; `Copy`, so any number of tasks may hold it.
 ///
 /// It dereferences to `[T]`, so indexing, `iter`, `get`, `binary_search` and the rest of the
-/// slice API work on it; [`split_at`](Self::split_at) and [`sub`](Self::sub) give smaller
+/// slice API work on it; [`split_at`](Self::split_at) and [`range`](Self::range) give smaller
 /// views to hand to children:
 ///
 /// ```
@@ -20,7 +20,7 @@ use super::raw::Raw;
 /// assert_eq!(left.iter().sum::<u32>(), 3);
 /// assert_eq!(right[0], 3);
 /// assert_eq!(&all[1..4], &[2, 3, 4]);
-/// assert_eq!(&*all.sub(1..4), &all[1..4]);
+/// assert_eq!(&*all.range(1..4), &all[1..4]);
 /// ```
 #[repr(C)]
 pub struct Slice<T> {
@@ -70,9 +70,9 @@ impl<T> Slice<T> {
     /// If the range is decreasing or ends past `len` (a device error on the GPU).
     #[inline(always)]
     #[track_caller]
-    pub fn sub(self, range: impl RangeBounds<usize>) -> Self {
+    pub fn range(self, range: impl RangeBounds<usize>) -> Self {
         Self {
-            raw: self.raw.sub(range),
+            raw: self.raw.range(range),
         }
     }
 }

@@ -49,18 +49,19 @@ fn join_rejects_swapped_or_foreign_halves() {
 }
 
 #[test]
-fn sub_takes_every_kind_of_range_and_rejects_bad_ones() {
+fn range_takes_every_kind_of_range_and_rejects_bad_ones() {
     let values: Vec<u32> = (0..6).collect();
     // SAFETY: `values` outlives the view and is not modified.
     let all = unsafe { Slice::from_raw_parts(values.as_ptr(), values.len()) };
-    assert_eq!(&*all.sub(1..3), &[1, 2]);
-    assert_eq!(&*all.sub(4..), &[4, 5]);
-    assert_eq!(&*all.sub(..=1), &[0, 1]);
-    assert_eq!(all.sub(..).len(), 6);
-    assert!(all.sub(6..).is_empty());
-    assert!(catch_unwind(|| all.sub(3..2)).is_err());
-    assert!(catch_unwind(|| all.sub(..7)).is_err());
-    assert!(catch_unwind(|| all.sub(..=usize::MAX)).is_err());
+    assert_eq!(&*all.range(1..3), &[1, 2]);
+    assert_eq!(&*all.range(4..), &[4, 5]);
+    assert_eq!(&*all.range(..=1), &[0, 1]);
+    assert_eq!(all.range(..).len(), 6);
+    assert!(all.range(6..).is_empty());
+    let (start, end) = (3, 2);
+    assert!(catch_unwind(|| all.range(start..end)).is_err());
+    assert!(catch_unwind(|| all.range(..7)).is_err());
+    assert!(catch_unwind(|| all.range(..=usize::MAX)).is_err());
     let (left, right) = all.split_at(2);
     assert_eq!((left[1], right[0]), (1, 2));
     assert!(catch_unwind(|| all.split_at(7)).is_err());
@@ -85,7 +86,7 @@ fn shared_mut_views_split_and_index_like_the_others() {
     let view = unsafe { SliceMut::from_raw_parts(values.as_mut_ptr(), 4) };
     let (left, right) = view.split_at(1);
     assert_eq!(right.atomic_add(0, 10), 2);
-    assert_eq!(left.sub(..1).atomic_add(0, 0), 1);
+    assert_eq!(left.range(..1).atomic_add(0, 0), 1);
     assert!(catch_unwind(|| right.atomic_add(3, 1)).is_err());
     assert_eq!(values, [1, 12, 3, 4]);
 }

@@ -36,7 +36,7 @@ fn fill(mut part: Part<u64>, from: Slice<u64>) -> (Part<u64>, u64) {
 fn root(data: Part<u64>, from: Slice<u64>) -> u64 {
     let n = data.len();
     let mut out = (Part::empty(), 0);
-    gtap::task!(out = fill(data, from.sub(..n)));
+    gtap::task!(out = fill(data, from.range(..n)));
     gtap::taskwait!();
     let (part, sum) = out;
     assert_eq!(part.iter().sum::<u64>(), sum);
