@@ -134,6 +134,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("tree_u64_kernel", &["ping", "tree_u64"]),
             ("tree_pair_kernel", &["ping", "tree_pair"]),
             ("tree_u16_kernel", &["ping", "tree_u16"]),
+            ("mixed_kernel", &["fill", "mixed_root"]),
         ],
         &[
             "wide",
@@ -147,6 +148,8 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             "tree_u64",
             "tree_pair",
             "tree_u16",
+            "fill",
+            "mixed_root",
         ],
     );
 }
