@@ -105,11 +105,12 @@ ptx_rmw!(u64, reg64, "add.u64", "min.u64", "max.u64", "u64");
 
 impl<T: AtomicElement> SliceMut<T> {
     #[inline(always)]
+    #[track_caller]
     fn rmw(&self, i: usize, op: Op, v: T) -> T {
-        assert!(i < self.len(), "gtap::SliceMut index out of bounds");
-        // SAFETY: in bounds; element `i` is only accessed atomically while tasks use these
-        // methods (a plain `write` of it concurrently would break `write`'s own contract).
-        unsafe { T::rmw(self.as_mut_ptr().add(i), op, v) }
+        // SAFETY: `element` checked the bounds; element `i` is only accessed atomically while
+        // tasks use these methods (a plain `write` of it concurrently would break `write`'s own
+        // contract).
+        unsafe { T::rmw(self.element(i), op, v) }
     }
 
     /// Atomically adds `v` to element `i` (wrapping) and returns its previous value.
@@ -125,6 +126,7 @@ impl<T: AtomicElement> SliceMut<T> {
     /// # Panics
     /// If `i` is out of bounds.
     #[inline(always)]
+    #[track_caller]
     pub fn atomic_add(&self, i: usize, v: T) -> T {
         self.rmw(i, Op::Add, v)
     }
@@ -142,6 +144,7 @@ impl<T: AtomicElement> SliceMut<T> {
     /// # Panics
     /// If `i` is out of bounds.
     #[inline(always)]
+    #[track_caller]
     pub fn atomic_min(&self, i: usize, v: T) -> T {
         self.rmw(i, Op::Min, v)
     }
@@ -151,6 +154,7 @@ impl<T: AtomicElement> SliceMut<T> {
     /// # Panics
     /// If `i` is out of bounds.
     #[inline(always)]
+    #[track_caller]
     pub fn atomic_max(&self, i: usize, v: T) -> T {
         self.rmw(i, Op::Max, v)
     }
@@ -169,10 +173,10 @@ impl<T: AtomicElement> SliceMut<T> {
     /// # Panics
     /// If `i` is out of bounds.
     #[inline(always)]
+    #[track_caller]
     pub fn atomic_store(&self, i: usize, v: T) {
-        assert!(i < self.len(), "gtap::SliceMut index out of bounds");
-        // SAFETY: in bounds; element `i` is only accessed atomically while tasks use these
-        // methods.
-        unsafe { T::store(self.as_mut_ptr().add(i), v) }
+        // SAFETY: `element` checked the bounds; element `i` is only accessed atomically while
+        // tasks use these methods.
+        unsafe { T::store(self.element(i), v) }
     }
 }

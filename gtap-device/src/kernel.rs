@@ -11,13 +11,16 @@ use crate::task::{Site, TaskFunction};
 
 /// A value that may be passed to a kernel: plain data with the same layout on host and device.
 ///
+/// Implement it for a struct with `#[derive(gtap::KernelArg)]`, which checks the conditions
+/// below.
+///
 /// # Safety
 /// The type must be `Copy`, contain no host-only pointers, and have the same size and layout on
 /// `x86_64` and `nvptx64`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed to a gtap kernel",
     label = "not a kernel argument",
-    note = "kernel arguments are integers, floats, bools, and `gtap::Slice`/`gtap::SliceMut` views of device buffers"
+    note = "kernel arguments are integers, floats, bools, `gtap::Slice`/`gtap::SliceMut` views of device buffers, and `#[repr(C)]` structs of those with `#[derive(gtap::KernelArg)]`"
 )]
 pub unsafe trait KernelArg: Copy + 'static {}
 
@@ -60,7 +63,15 @@ kernel_args!(
     (a: A, b: B, c: C, d: D, e: E),
     (a: A, b: B, c: C, d: D, e: E, g: G),
     (a: A, b: B, c: C, d: D, e: E, g: G, h: H),
-    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I)
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J, k: K),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J, k: K, l: L),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J, k: K, l: L, m: M),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J, k: K, l: L, m: M, n: N),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J, k: K, l: L, m: M, n: N, o: O),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J, k: K, l: L, m: M, n: N, o: O, p: P),
+    (a: A, b: B, c: C, d: D, e: E, g: G, h: H, i: I, j: J, k: K, l: L, m: M, n: N, o: O, p: P, q: Q)
 );
 
 /// A kernel defined with `#[gtap::kernel]`, as the host sees it.
@@ -145,8 +156,24 @@ pub unsafe fn write_result<T: Copy>(out: *mut T, value: T) {
     }
 }
 
+/// Calls `f` with the address of each parameter of a kernel's PTX entry, in the order
+/// [`ptx_kernel!`](crate::__ptx_kernel) declares them: the launch parameters, the pointer to
+/// the output buffer, then the user's arguments. The host passes these addresses to
+/// `cuLaunchKernel`, so the entry's signature is written here only.
+pub fn each_entry_param<A: KernelArgs>(
+    launch: &LaunchParams,
+    out: &u64,
+    args: &A,
+    f: &mut dyn FnMut(*const u8),
+) {
+    f(launch as *const LaunchParams as *const u8);
+    f(out as *const u64 as *const u8);
+    args.each_param(f);
+}
+
 /// Defines a PTX kernel entry. Used by `#[gtap::kernel]`; the `ptx-kernel` ABI is unstable,
-/// and this macro lets user crates use it without enabling the feature themselves.
+/// and this macro lets user crates use it without enabling the feature themselves. The host
+/// passes the parameters through [`each_entry_param`]: change both together.
 #[doc(hidden)]
 #[macro_export]
 #[cfg_attr(target_arch = "nvptx64", allow_internal_unstable(abi_ptx))]

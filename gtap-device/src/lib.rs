@@ -80,7 +80,7 @@ pub use atomic::AtomicElement;
 pub use device_code::{Cubin, DeviceCode, KernelModule};
 pub use kernel::{Kernel, KernelArg, KernelArgs};
 pub use lane::SCRATCH_WORDS;
-pub use slice::{Slice, SliceMut};
+pub use slice::{Loan, Part, Slice, SliceMut};
 pub use task::{TaskFunction, TaskInfo};
 
 /// What the `gtap` macros expand to. Not a public API.

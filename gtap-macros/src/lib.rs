@@ -87,6 +87,7 @@
 
 mod diagnostics;
 mod expand;
+mod kernel_arg;
 mod names;
 mod parse;
 mod validate;
@@ -162,12 +163,38 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// Requirements: exactly one `entry!`, at the top level of the body (a statement, the tail
 /// expression, a top-level `let r = entry!(..)` or `entry!(r = ..)`), never inside an `if`,
-/// loop, closure or block, because every thread must reach it; at most 8 parameters, each a
-/// kernel argument (integers, floats, bools, `gtap::Slice`, `gtap::SliceMut`); the same
+/// loop, closure or block, because every thread must reach it; at most 16 parameters, each a
+/// kernel argument (integers, floats, bools, `gtap::Slice`, `gtap::SliceMut`, structs with
+/// [`#[derive(gtap::KernelArg)]`](derive@KernelArg)); the same
 /// signature rules as [`macro@function`].
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::kernel::expand(attr.into(), item.into()).into()
+}
+
+/// Makes a struct a kernel parameter: `#[derive(gtap::KernelArg)]`.
+///
+/// ```rust,ignore
+/// #[derive(Clone, Copy, gtap::KernelArg)]
+/// #[repr(C)]
+/// pub struct Problem {
+///     pub values: gtap::Slice<f32>,
+///     pub out: gtap::SliceMut<f32>,
+///     pub scale: f32,
+/// }
+///
+/// #[gtap::kernel]
+/// pub fn solve(problem: Problem) -> f32 { /* .. */ }
+/// ```
+///
+/// The struct is copied byte for byte from the host to the GPU, so the derive requires
+/// `#[repr(C)]`, no lifetimes or type parameters, and fields that are kernel arguments
+/// themselves (integers, floats, bools, `gtap::Slice`, `gtap::SliceMut`, other derived
+/// structs); each violation is a compile error at its place. `Clone` and `Copy` are needed too.
+/// Task functions take any `'static` struct without it.
+#[proc_macro_derive(KernelArg)]
+pub fn derive_kernel_arg(item: TokenStream) -> TokenStream {
+    kernel_arg::derive(item.into()).into()
 }
 
 /// Spawns a child task: `task!([queue(Q),] [DST =] f(ARGS))`.

@@ -6,8 +6,8 @@
 
 #![no_std]
 
-pub use gtap_device::{AtomicElement, Slice, SliceMut, math, thread};
-pub use gtap_macros::{entry, function, kernel, task, taskwait};
+pub use gtap_device::{AtomicElement, Loan, Part, Slice, SliceMut, math, thread};
+pub use gtap_macros::{KernelArg, entry, function, kernel, task, taskwait};
 
 #[doc(hidden)]
 pub use gtap_device::__private;
@@ -34,8 +34,9 @@ pub use gtap_device::{Cubin, DeviceCode, KernelModule};
 #[doc(inline)]
 pub use gtap_device::Kernel;
 
-/// A type that can be a kernel parameter: integers, floats, `bool`, [`Slice`] and [`SliceMut`]
-/// (plain data laid out alike on the host and the GPU).
+/// A type that can be a kernel parameter: integers, floats, `bool`, [`Slice`], [`SliceMut`],
+/// and `#[repr(C)]` structs of those with `#[derive(gtap::KernelArg)]` (plain data laid out
+/// alike on the host and the GPU).
 #[doc(inline)]
 pub use gtap_device::KernelArg;
 

@@ -11,6 +11,7 @@ extern crate std;
 #[cfg(not(target_arch = "nvptx64"))]
 pub static DEVICE_CODE: gtap::DeviceCode = gtap::device_code!();
 
+pub mod params;
 pub mod random_trees;
 
 /// Spawns `fanout` children per level, `depth` levels deep, holding every task until its

@@ -135,6 +135,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("tree_pair_kernel", &["ping", "tree_pair"]),
             ("tree_u16_kernel", &["ping", "tree_u16"]),
             ("subsets_kernel", &["subsets"]),
+            ("mixed_kernel", &["fill", "mixed_root"]),
         ],
         &[
             "wide",
@@ -149,6 +150,8 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             "tree_pair",
             "tree_u16",
             "subsets",
+            "fill",
+            "mixed_root",
         ],
     );
 }

@@ -708,3 +708,31 @@ fn no_visible_gpu_is_a_typed_error() {
         .expect("the test binary runs itself");
     assert!(status.success(), "the child without a visible GPU failed");
 }
+
+/// A `#[derive(gtap::KernelArg)]` struct reaches the GPU kernel byte for byte, and a fill over
+/// lent `Part`s writes every element.
+#[test]
+fn struct_parameters_and_parts_work_on_the_gpu() {
+    use gtap_tests::params::{Mixed, mixed_kernel};
+    let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, Config::new()) else {
+        return;
+    };
+    let values: Vec<u32> = (0..1000).collect();
+    let input = rt.upload(&values).unwrap();
+    let mut out = rt.alloc_filled(values.len(), 0u64).unwrap();
+    let m = Mixed {
+        tag: 0xa5,
+        scale: 2.5,
+        values: input.slice(),
+        out: out.slice_mut(),
+        offset: 7,
+        flag: true,
+    };
+    let got = rt.launch(mixed_kernel, (m,)).unwrap().result;
+    assert_eq!(got, (0xa5, 2.5, 7, true, 1000));
+    let want: Vec<u64> = values
+        .iter()
+        .map(|&v| (2.5 * v as f64) as u64 + 7)
+        .collect();
+    assert_eq!(rt.download(&out).unwrap(), want);
+}

@@ -13,11 +13,11 @@
 //! (`cilksort_queue_3.cu`'s clauses). With one queue, every clause is queue 0, which is exactly
 //! `cilksort_queue_1.cu` (no clauses): one pair of task functions serves both.
 //!
-//! Indices and lengths are `u32` (GTaP's are `int`): inputs have at most `u32::MAX` elements.
+//! Every task owns the ranges it reads and writes as [`Part`]s and hands them back in its
+//! result ([`Sorted`], [`Merged`]); the parent joins the returned halves with the
+//! [`Loan`](gtap::Loan)s it kept, so no task function needs `unsafe`.
 
-use gtap::SliceMut;
-
-use crate::elements::{Elements, Owned};
+use gtap::{Part, SliceMut};
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod host;
@@ -31,46 +31,38 @@ pub const MERGE_CUTOFF: u32 = 256;
 /// Both cutoffs of the EPAQ variant (`epaq_cilksort.sh`'s fastest point).
 pub const EPAQ_CUTOFF: u32 = 256;
 
-/// Merges the sorted `a_len` values at `src[a..]` and `b_len` values at `src[b..]` into
-/// `dst[d..]` (GTaP's `merge_device`: ties take from `b`).
+/// Merges the sorted `a` and `b` into `dst` (GTaP's `merge_device`: ties take from `b`).
 #[inline(always)]
-pub fn merge<S: Elements + ?Sized, D: Elements + ?Sized>(
-    src: &S,
-    (a, a_len): (usize, usize),
-    (b, b_len): (usize, usize),
-    dst: &mut D,
-    d: usize,
-) {
-    let (mut i, mut j, mut t) = (0, 0, d);
-    while i < a_len && j < b_len {
-        let (x, y) = (src.get(a + i), src.get(b + j));
+pub fn merge(a: &[i32], b: &[i32], dst: &mut [i32]) {
+    let (mut i, mut j, mut t) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
         if x < y {
-            dst.set(t, x);
+            dst[t] = x;
             i += 1;
         } else {
-            dst.set(t, y);
+            dst[t] = y;
             j += 1;
         }
         t += 1;
     }
-    for k in i..a_len {
-        dst.set(t, src.get(a + k));
+    for &v in &a[i..] {
+        dst[t] = v;
         t += 1;
     }
-    for k in j..b_len {
-        dst.set(t, src.get(b + k));
+    for &v in &b[j..] {
+        dst[t] = v;
         t += 1;
     }
 }
 
-/// The largest index `k` in `0..len` with `src[x + k] <= val`, or -1 (GTaP's
-/// `binary_search_device`).
+/// The largest index `k` with `src[k] <= val`, or -1 (GTaP's `binary_search_device`).
 #[inline(always)]
-pub fn binary_search<S: Elements + ?Sized>(src: &S, x: usize, len: usize, val: i32) -> i64 {
-    let (mut low, mut high) = (-1i64, len as i64);
+pub fn binary_search(src: &[i32], val: i32) -> i64 {
+    let (mut low, mut high) = (-1i64, src.len() as i64);
     while low + 1 < high {
         let mid = (low + high) / 2;
-        if src.get(x + mid as usize) <= val {
+        if src[mid as usize] <= val {
             low = mid;
         } else {
             high = mid;
@@ -79,13 +71,13 @@ pub fn binary_search<S: Elements + ?Sized>(src: &S, x: usize, len: usize, val: i
     low
 }
 
-/// Sorts the `n < N` values at `arr[at..]` with a bitonic network over `N` slots padded with
+/// Sorts the fewer than `N` values of `arr` with a bitonic network over `N` slots padded with
 /// `i32::MAX` (GTaP's `sort_small_device`, `N` = the sort cutoff).
 #[inline(always)]
-pub fn sort_small<const N: usize, A: Elements + ?Sized>(arr: &mut A, at: usize, n: usize) {
+pub fn sort_small<const N: usize>(arr: &mut [i32]) {
     let mut buf = [i32::MAX; N];
-    for (i, slot) in buf.iter_mut().enumerate().take(n) {
-        *slot = arr.get(at + i);
+    for (slot, v) in buf.iter_mut().zip(arr.iter()) {
+        *slot = *v;
     }
     let mut k = 2;
     while k <= N {
@@ -106,22 +98,17 @@ pub fn sort_small<const N: usize, A: Elements + ?Sized>(arr: &mut A, at: usize, 
         }
         k <<= 1;
     }
-    for (i, v) in buf.iter().enumerate().take(n) {
-        arr.set(at + i, *v);
+    for (v, slot) in arr.iter_mut().zip(buf.iter()) {
+        *v = *slot;
     }
 }
 
-/// Where a parallel merge splits the shorter input `b` when the longer input `a` (non-empty)
-/// is split after its first `ceil(a_len / 2)` values: the number of `b`'s values that go left.
+/// Where a parallel merge splits the shorter input `short` when the longer input `long`
+/// (non-empty) is split after its first `ceil(long.len() / 2)` values: the number of `short`'s
+/// values that go left.
 #[inline(always)]
-pub fn merge_split<S: Elements + ?Sized>(
-    src: &S,
-    a: usize,
-    a_len: usize,
-    b: usize,
-    b_len: usize,
-) -> usize {
-    (binary_search(src, b, b_len, src.get(a + a_len.div_ceil(2) - 1)) + 1) as usize
+pub fn merge_split(long: &[i32], short: &[i32]) -> usize {
+    (binary_search(short, long[long.len().div_ceil(2) - 1]) + 1) as usize
 }
 
 /// The quarter lengths `(len1, len2, len3, len4)` cilksort splits `n` into.
@@ -134,97 +121,130 @@ pub fn quarters(n: u32) -> (u32, u32, u32, u32) {
     (len1, len12 - len1, len3, len34 - len3)
 }
 
-/// Merges `src[a..a + a_len]` and `src[b..b + b_len]` (both sorted) into `dst[d..]`.
-#[gtap::function]
-pub fn cilkmerge(
-    src: SliceMut<i32>,
-    a: u32,
-    a_len: u32,
-    b: u32,
-    b_len: u32,
-    dst: SliceMut<i32>,
-    d: u32,
-) {
-    let (a, a_len, b, b_len) = if a_len < b_len {
-        (b, b_len, a, a_len)
-    } else {
-        (a, a_len, b, b_len)
-    };
-    // SAFETY: this task reads only its two input ranges, which no task writes until it
-    // finishes, and writes only `dst[d..d + a_len + b_len]`, which it alone owns.
-    let (src_view, mut dst_view) = unsafe { (Owned::new(src), Owned::new(dst)) };
-    if b_len == 0 {
-        for i in 0..a_len as usize {
-            dst_view.set(d as usize + i, src_view.get(a as usize + i));
-        }
-        return;
-    }
-    if a_len + b_len < MERGE_CUTOFF {
-        merge(
-            &src_view,
-            (a as usize, a_len as usize),
-            (b as usize, b_len as usize),
-            &mut dst_view,
-            d as usize,
-        );
-        return;
-    }
-    let a_split = a_len.div_ceil(2);
-    let b_split = merge_split(
-        &src_view,
-        a as usize,
-        a_len as usize,
-        b as usize,
-        b_len as usize,
-    ) as u32;
-    gtap::task!(cilkmerge(src, a, a_split, b, b_split, dst, d));
-    gtap::task!(cilkmerge(
-        src,
-        a + a_split,
-        a_len - a_split,
-        b + b_split,
-        b_len - b_split,
-        dst,
-        d + a_split + b_split
-    ));
-    gtap::taskwait!();
+/// A sorted range and its scratch range, handed back to the parent that lent them.
+#[derive(Default)]
+pub struct Sorted {
+    /// The sorted values.
+    pub data: Part<i32>,
+    /// The scratch values, as long.
+    pub tmp: Part<i32>,
 }
 
-/// Sorts `data[at..at + n]`, using `tmp[at..at + n]` as scratch.
-#[gtap::function]
-pub fn cilksort(data: SliceMut<i32>, tmp: SliceMut<i32>, at: u32, n: u32) {
-    if n < SORT_CUTOFF {
-        // SAFETY: this task alone owns `data[at..at + n]`.
-        let mut view = unsafe { Owned::new(data) };
-        sort_small::<{ SORT_CUTOFF as usize }, _>(&mut view, at as usize, n as usize);
-        return;
+/// The two inputs of a merge and the range they were merged into, handed back to the parent.
+#[derive(Default)]
+pub struct Merged {
+    /// The first input, as passed.
+    pub a: Part<i32>,
+    /// The second input, as passed.
+    pub b: Part<i32>,
+    /// The merged values.
+    pub dst: Part<i32>,
+}
+
+impl Merged {
+    /// The parts in the order the parent passed them, from the longer and shorter input.
+    #[inline(always)]
+    fn back(swapped: bool, long: Part<i32>, short: Part<i32>, dst: Part<i32>) -> Self {
+        let (a, b) = if swapped {
+            (short, long)
+        } else {
+            (long, short)
+        };
+        Self { a, b, dst }
     }
-    let (len1, len2, len3, len4) = quarters(n);
-    let (len12, len34) = (len1 + len2, len3 + len4);
-    gtap::task!(cilksort(data, tmp, at, len1));
-    gtap::task!(cilksort(data, tmp, at + len1, len2));
-    gtap::task!(cilksort(data, tmp, at + len12, len3));
-    gtap::task!(cilksort(data, tmp, at + len12 + len3, len4));
+}
+
+/// Copies `src` to the front of `dst`.
+#[inline(always)]
+fn copy(src: &[i32], dst: &mut [i32]) {
+    for (i, &v) in src.iter().enumerate() {
+        dst[i] = v;
+    }
+}
+
+/// Merges the sorted `a` and `b` into `dst` (as long as both) and hands all three back.
+#[gtap::function]
+pub fn cilkmerge(a: Part<i32>, b: Part<i32>, mut dst: Part<i32>) -> Merged {
+    let swapped = a.len() < b.len();
+    let (long, short) = if swapped { (b, a) } else { (a, b) };
+    if short.is_empty() {
+        copy(&long, &mut dst);
+        return Merged::back(swapped, long, short, dst);
+    }
+    if long.len() + short.len() < MERGE_CUTOFF as usize {
+        merge(&long, &short, &mut dst);
+        return Merged::back(swapped, long, short, dst);
+    }
+    let long_split = long.len().div_ceil(2);
+    let short_split = merge_split(&long, &short);
+    let (long1, long2, long_loan) = long.lend(long_split);
+    let (short1, short2, short_loan) = short.lend(short_split);
+    let (dst1, dst2, dst_loan) = dst.lend(long_split + short_split);
+    let (mut left, mut right) = (Merged::default(), Merged::default());
+    gtap::task!(left = cilkmerge(long1, short1, dst1));
+    gtap::task!(right = cilkmerge(long2, short2, dst2));
     gtap::taskwait!();
-    gtap::task!(cilkmerge(data, at, len1, at + len1, len2, tmp, at));
-    gtap::task!(cilkmerge(
-        data,
-        at + len12,
-        len3,
-        at + len12 + len3,
-        len4,
-        tmp,
-        at + len12
-    ));
+    Merged::back(
+        swapped,
+        long_loan.join(left.a, right.a),
+        short_loan.join(left.b, right.b),
+        dst_loan.join(left.dst, right.dst),
+    )
+}
+
+/// Sorts `data`, using `tmp` (as long) as scratch, and hands both back.
+#[gtap::function]
+pub fn cilksort(mut data: Part<i32>, tmp: Part<i32>) -> Sorted {
+    let n = data.len() as u32;
+    if n < SORT_CUTOFF {
+        sort_small::<{ SORT_CUTOFF as usize }>(&mut data);
+        return Sorted { data, tmp };
+    }
+    let (len1, len2, len3, _) = quarters(n);
+    let (d12, d34, data_loan) = data.lend((len1 + len2) as usize);
+    let (d1, d2, d12_loan) = d12.lend(len1 as usize);
+    let (d3, d4, d34_loan) = d34.lend(len3 as usize);
+    let (t12, t34, tmp_loan) = tmp.lend((len1 + len2) as usize);
+    let (t1, t2, t12_loan) = t12.lend(len1 as usize);
+    let (t3, t4, t34_loan) = t34.lend(len3 as usize);
+    let mut q: [Sorted; 4] = Default::default();
+    gtap::task!(q[0] = cilksort(d1, t1));
+    gtap::task!(q[1] = cilksort(d2, t2));
+    gtap::task!(q[2] = cilksort(d3, t3));
+    gtap::task!(q[3] = cilksort(d4, t4));
     gtap::taskwait!();
-    gtap::task!(cilkmerge(tmp, at, len12, at + len12, len34, data, at));
+    let [q1, q2, q3, q4] = q;
+    let (mut m12, mut m34) = (Merged::default(), Merged::default());
+    gtap::task!(m12 = cilkmerge(q1.data, q2.data, t12_loan.join(q1.tmp, q2.tmp)));
+    gtap::task!(m34 = cilkmerge(q3.data, q4.data, t34_loan.join(q3.tmp, q4.tmp)));
     gtap::taskwait!();
+    let data = data_loan.join(d12_loan.join(m12.a, m12.b), d34_loan.join(m34.a, m34.b));
+    let mut all = Merged::default();
+    gtap::task!(all = cilkmerge(m12.dst, m34.dst, data));
+    gtap::taskwait!();
+    Sorted {
+        data: all.dst,
+        tmp: tmp_loan.join(all.a, all.b),
+    }
+}
+
+/// The root task: sorts `data` through [`cilksort`] (a kernel's result must be `Copy`, which
+/// the parts that come back are not).
+#[gtap::function]
+pub fn cilksort_root(data: Part<i32>, tmp: Part<i32>) {
+    let mut sorted = Sorted::default();
+    gtap::task!(sorted = cilksort(data, tmp));
+    gtap::taskwait!();
+    // The parts handed back end here: the kernel returns nothing.
+    let _ = sorted;
 }
 
 /// Root kernel of [`cilksort`]: sorts `data` (at most `u32::MAX` values) using `tmp` (as long).
 #[gtap::kernel]
 pub fn cilksort_kernel(data: SliceMut<i32>, tmp: SliceMut<i32>) {
-    gtap::entry!(cilksort(data, tmp, 0, data.len() as u32))
+    // SAFETY: the host passes two distinct buffers and nothing else reaches them.
+    let (data, tmp) = unsafe { (data.claim(), tmp.claim()) };
+    gtap::entry!(cilksort_root(data, tmp))
 }
 
 /// The EPAQ queue for a child that will run sequentially (`small`): `queue` if the runtime has
@@ -240,122 +260,115 @@ fn epaq_queue(small: bool, queue: u32) -> u32 {
 
 /// [`cilkmerge`] with cutoff [`EPAQ_CUTOFF`]; sequential merges go to queue 2.
 #[gtap::function]
-pub fn cilkmerge_epaq(
-    src: SliceMut<i32>,
-    a: u32,
-    a_len: u32,
-    b: u32,
-    b_len: u32,
-    dst: SliceMut<i32>,
-    d: u32,
-) {
-    let (a, a_len, b, b_len) = if a_len < b_len {
-        (b, b_len, a, a_len)
-    } else {
-        (a, a_len, b, b_len)
-    };
-    // SAFETY: as in `cilkmerge`: the input ranges are read-only while this task runs and the
-    // output range is this task's alone.
-    let (src_view, mut dst_view) = unsafe { (Owned::new(src), Owned::new(dst)) };
-    if b_len == 0 {
-        for i in 0..a_len as usize {
-            dst_view.set(d as usize + i, src_view.get(a as usize + i));
-        }
-        return;
+pub fn cilkmerge_epaq(a: Part<i32>, b: Part<i32>, mut dst: Part<i32>) -> Merged {
+    let swapped = a.len() < b.len();
+    let (long, short) = if swapped { (b, a) } else { (a, b) };
+    if short.is_empty() {
+        copy(&long, &mut dst);
+        return Merged::back(swapped, long, short, dst);
     }
-    if a_len + b_len < EPAQ_CUTOFF {
-        merge(
-            &src_view,
-            (a as usize, a_len as usize),
-            (b as usize, b_len as usize),
-            &mut dst_view,
-            d as usize,
-        );
-        return;
+    if long.len() + short.len() < EPAQ_CUTOFF as usize {
+        merge(&long, &short, &mut dst);
+        return Merged::back(swapped, long, short, dst);
     }
-    let a_split = a_len.div_ceil(2);
-    let b_split = merge_split(
-        &src_view,
-        a as usize,
-        a_len as usize,
-        b as usize,
-        b_len as usize,
-    ) as u32;
-    let (rest_a, rest_b) = (a_len - a_split, b_len - b_split);
+    let long_split = long.len().div_ceil(2);
+    let short_split = merge_split(&long, &short);
+    let small1 = long_split + short_split < EPAQ_CUTOFF as usize;
+    let small2 = long.len() + short.len() - long_split - short_split < EPAQ_CUTOFF as usize;
+    let (long1, long2, long_loan) = long.lend(long_split);
+    let (short1, short2, short_loan) = short.lend(short_split);
+    let (dst1, dst2, dst_loan) = dst.lend(long_split + short_split);
+    let (mut left, mut right) = (Merged::default(), Merged::default());
     gtap::task!(
-        queue(epaq_queue(a_split + b_split < EPAQ_CUTOFF, 2)),
-        cilkmerge_epaq(src, a, a_split, b, b_split, dst, d)
+        queue(epaq_queue(small1, 2)),
+        left = cilkmerge_epaq(long1, short1, dst1)
     );
     gtap::task!(
-        queue(epaq_queue(rest_a + rest_b < EPAQ_CUTOFF, 2)),
-        cilkmerge_epaq(
-            src,
-            a + a_split,
-            rest_a,
-            b + b_split,
-            rest_b,
-            dst,
-            d + a_split + b_split
-        )
+        queue(epaq_queue(small2, 2)),
+        right = cilkmerge_epaq(long2, short2, dst2)
     );
     gtap::taskwait!();
+    Merged::back(
+        swapped,
+        long_loan.join(left.a, right.a),
+        short_loan.join(left.b, right.b),
+        dst_loan.join(left.dst, right.dst),
+    )
 }
 
 /// [`cilksort`] with cutoff [`EPAQ_CUTOFF`]; sequential sorts go to queue 1, sequential merges
 /// to queue 2.
 #[gtap::function]
-pub fn cilksort_epaq(data: SliceMut<i32>, tmp: SliceMut<i32>, at: u32, n: u32) {
+pub fn cilksort_epaq(mut data: Part<i32>, tmp: Part<i32>) -> Sorted {
+    let n = data.len() as u32;
     if n < EPAQ_CUTOFF {
-        // SAFETY: this task alone owns `data[at..at + n]`.
-        let mut view = unsafe { Owned::new(data) };
-        sort_small::<{ EPAQ_CUTOFF as usize }, _>(&mut view, at as usize, n as usize);
-        return;
+        sort_small::<{ EPAQ_CUTOFF as usize }>(&mut data);
+        return Sorted { data, tmp };
     }
     let (len1, len2, len3, len4) = quarters(n);
     let (len12, len34) = (len1 + len2, len3 + len4);
+    let (d12, d34, data_loan) = data.lend(len12 as usize);
+    let (d1, d2, d12_loan) = d12.lend(len1 as usize);
+    let (d3, d4, d34_loan) = d34.lend(len3 as usize);
+    let (t12, t34, tmp_loan) = tmp.lend(len12 as usize);
+    let (t1, t2, t12_loan) = t12.lend(len1 as usize);
+    let (t3, t4, t34_loan) = t34.lend(len3 as usize);
+    let mut q: [Sorted; 4] = Default::default();
     gtap::task!(
         queue(epaq_queue(len1 < EPAQ_CUTOFF, 1)),
-        cilksort_epaq(data, tmp, at, len1)
+        q[0] = cilksort_epaq(d1, t1)
     );
     gtap::task!(
         queue(epaq_queue(len2 < EPAQ_CUTOFF, 1)),
-        cilksort_epaq(data, tmp, at + len1, len2)
+        q[1] = cilksort_epaq(d2, t2)
     );
     gtap::task!(
         queue(epaq_queue(len3 < EPAQ_CUTOFF, 1)),
-        cilksort_epaq(data, tmp, at + len12, len3)
+        q[2] = cilksort_epaq(d3, t3)
     );
     gtap::task!(
         queue(epaq_queue(len4 < EPAQ_CUTOFF, 1)),
-        cilksort_epaq(data, tmp, at + len12 + len3, len4)
+        q[3] = cilksort_epaq(d4, t4)
     );
     gtap::taskwait!();
+    let [q1, q2, q3, q4] = q;
+    let (mut m12, mut m34) = (Merged::default(), Merged::default());
     gtap::task!(
         queue(epaq_queue(len12 < EPAQ_CUTOFF, 2)),
-        cilkmerge_epaq(data, at, len1, at + len1, len2, tmp, at)
+        m12 = cilkmerge_epaq(q1.data, q2.data, t12_loan.join(q1.tmp, q2.tmp))
     );
     gtap::task!(
         queue(epaq_queue(len34 < EPAQ_CUTOFF, 2)),
-        cilkmerge_epaq(
-            data,
-            at + len12,
-            len3,
-            at + len12 + len3,
-            len4,
-            tmp,
-            at + len12
-        )
+        m34 = cilkmerge_epaq(q3.data, q4.data, t34_loan.join(q3.tmp, q4.tmp))
     );
     gtap::taskwait!();
+    let data = data_loan.join(d12_loan.join(m12.a, m12.b), d34_loan.join(m34.a, m34.b));
+    let mut all = Merged::default();
     gtap::task!(
         queue(epaq_queue(n < EPAQ_CUTOFF, 2)),
-        cilkmerge_epaq(tmp, at, len12, at + len12, len34, data, at)
+        all = cilkmerge_epaq(m12.dst, m34.dst, data)
     );
     gtap::taskwait!();
+    Sorted {
+        data: all.dst,
+        tmp: tmp_loan.join(all.a, all.b),
+    }
+}
+
+/// The root task of the EPAQ variant: sorts `data` through [`cilksort_epaq`].
+#[gtap::function]
+pub fn cilksort_epaq_root(data: Part<i32>, tmp: Part<i32>) {
+    let mut sorted = Sorted::default();
+    gtap::task!(sorted = cilksort_epaq(data, tmp));
+    gtap::taskwait!();
+    // The parts handed back end here: the kernel returns nothing.
+    let _ = sorted;
 }
 
 /// Root kernel of [`cilksort_epaq`].
 #[gtap::kernel]
 pub fn cilksort_epaq_kernel(data: SliceMut<i32>, tmp: SliceMut<i32>) {
-    gtap::entry!(cilksort_epaq(data, tmp, 0, data.len() as u32))
+    // SAFETY: the host passes two distinct buffers and nothing else reaches them.
+    let (data, tmp) = unsafe { (data.claim(), tmp.claim()) };
+    gtap::entry!(cilksort_epaq_root(data, tmp))
 }

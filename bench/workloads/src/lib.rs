@@ -25,7 +25,6 @@ pub mod rng;
 
 pub mod bfs;
 pub mod cilksort;
-pub mod elements;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod gen_vector;
 pub mod mergesort;

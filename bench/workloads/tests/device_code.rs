@@ -13,9 +13,15 @@ const KERNELS: &[(&str, &[&str])] = &[
     ("tree_kernel", &["tree_work"]),
     ("tree_epaq_kernel", &["tree_work_epaq"]),
     ("probtree_kernel", &["probtree_work"]),
-    ("cilksort_kernel", &["cilkmerge", "cilksort"]),
-    ("cilksort_epaq_kernel", &["cilkmerge_epaq", "cilksort_epaq"]),
-    ("mergesort_kernel", &["mergesort"]),
+    (
+        "cilksort_kernel",
+        &["cilkmerge", "cilksort", "cilksort_root"],
+    ),
+    (
+        "cilksort_epaq_kernel",
+        &["cilkmerge_epaq", "cilksort_epaq", "cilksort_epaq_root"],
+    ),
+    ("mergesort_kernel", &["mergesort", "mergesort_root"]),
     ("bfs_kernel", &["bfs"]),
     ("spmv_kernel", &["range_spmv", "spmv_row"]),
 ];

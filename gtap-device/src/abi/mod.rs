@@ -19,6 +19,7 @@
 //! | [`RING_ENTRY_BYTES`], [`POOL_CELL_BYTES`] | the memory each task slot costs beyond itself |
 //! | [`MAX_REGISTERS`] | the register ceiling of `ptxas` (builder) and of the driver's JIT (host) |
 //! | [`probe_value`] | checks the self-test kernel `gtap_probe` |
+//! | [`each_entry_param`] | a kernel entry's parameters, in the order the host passes them |
 
 mod error;
 mod layout;
@@ -32,6 +33,8 @@ pub use shared::shared_bytes;
 // placed by the GPU layer only
 pub(crate) use shared::{lane_area_offset, scratch_area_offset, warp_area_offset};
 pub use stats::WarpStats;
+
+pub use crate::kernel::each_entry_param;
 
 /// The most divergence-aware queues a warp may have: a warp keeps per-queue state for this
 /// many in shared memory.

@@ -18,8 +18,9 @@ use syn::{
 use crate::diagnostics::{Diagnostics, with_help};
 use crate::parse::FnKind;
 
-/// Most parameters a kernel may take (the runtime implements `KernelArgs` up to this arity).
-const MAX_KERNEL_PARAMS: usize = 8;
+/// Most parameters a kernel may take (the runtime implements `KernelArgs` up to this arity;
+/// more travel together in a `#[derive(gtap::KernelArg)]` struct).
+const MAX_KERNEL_PARAMS: usize = 16;
 
 /// A parameter: its pattern as written and its (possibly sanitised) type.
 pub(crate) struct Param {
@@ -151,7 +152,8 @@ pub(crate) fn check(kind: FnKind, f: &ItemFn, diags: &mut Diagnostics) -> Signat
             &sig.inputs,
             with_help(
                 format!("a kernel takes at most {MAX_KERNEL_PARAMS} parameters"),
-                "pass larger inputs as a `gtap::Slice` of a `Copy` struct",
+                "group parameters in a `#[repr(C)]` struct with `#[derive(gtap::KernelArg)]`, or \
+                 pass larger inputs as a `gtap::Slice` of a `Copy` struct",
             ),
         );
     }
@@ -237,7 +239,8 @@ impl Sanitizer<'_> {
             (FnKind::Kernel, _) => (
                 "a kernel's arguments and result cannot borrow: they are copied between the \
                  host and the GPU",
-                "pass plain values or `gtap::Slice` / `gtap::SliceMut` views of device buffers",
+                "pass plain values, `gtap::Slice` / `gtap::SliceMut` views of device buffers, or \
+                 `#[derive(gtap::KernelArg)]` structs of those",
             ),
         };
         self.diags.spanned(span_of, with_help(message, help));

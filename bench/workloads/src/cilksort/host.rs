@@ -103,7 +103,7 @@ fn sort_rec<const SORT: usize, const MERGE: usize>(
 ) {
     let n = arr.len();
     if n < SORT {
-        sort_small::<SORT, _>(arr, 0, n);
+        sort_small::<SORT>(arr);
         return;
     }
     let (len1, len2, len3, _) = quarters(n as u32);
@@ -147,11 +147,11 @@ fn merge_rec<const MERGE: usize>(
         return;
     }
     if a_len + b_len < MERGE {
-        merge(src, (a, a_len), (b, b_len), dst, 0);
+        merge(&src[a..a + a_len], &src[b..b + b_len], dst);
         return;
     }
     let a_split = a_len.div_ceil(2);
-    let b_split = merge_split(src, a, a_len, b, b_len);
+    let b_split = merge_split(&src[a..a + a_len], &src[b..b + b_len]);
     let (left, right) = dst.split_at_mut(a_split + b_split);
     fork(
         parallel,

@@ -6,7 +6,7 @@ use std::string::String;
 use std::vec;
 use std::vec::Vec;
 
-use super::{CUTOFF, merge, mergesort_kernel, mergesort_seq};
+use super::{CUTOFF, half, merge, mergesort_kernel, mergesort_seq};
 use crate::measure::{Sample, Workload};
 use crate::sort_case::{SortCase, fork, size_label, task_memory};
 
@@ -56,7 +56,7 @@ pub fn run_host(parallel: bool, data: &mut [i32], buf: &mut [i32]) {
         return;
     }
     if n > CUTOFF as usize {
-        let half = (n - 1) / 2 + 1;
+        let half = half(n);
         let (d1, d2) = data.split_at_mut(half);
         let (b1, b2) = buf.split_at_mut(half);
         fork(
