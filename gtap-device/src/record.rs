@@ -120,15 +120,34 @@ pub(crate) unsafe fn poll_as<T: TaskFunction>(h: *mut Header) -> bool {
         F: Future<Output = T::Output>,
     {
         // SAFETY: per `poll_as`'s contract, `h` holds a `T` record with future `F`.
-        unsafe { poll_shim::<T, F>(h) }
+        unsafe { poll_future::<T, F>(h) }
     }
     // SAFETY: as above.
     unsafe { with::<T, T::Args, _>(T::start, h) }
 }
 
+/// The function whose address [`write`] stores in the records of `T`: [`poll_future`], out of
+/// line. (`gtap-builder` finds the task functions a kernel reaches by this name.)
+///
+/// Why not `poll_future` itself: rustc copies an `#[inline]` function into every codegen unit
+/// that uses it, each copy with its own address, so the address `write` stored (taken in the
+/// unit that spawns) and the one the scheduler compares with [`poll_fn`] (taken in the
+/// kernel's unit) belonged to different copies, and the scheduler's direct, inlined poll of
+/// the root function never ran. A generic function that is not `#[inline]` has one instance
+/// per crate.
+#[inline(never)]
+unsafe fn poll_shim<T, F>(h: *mut Header) -> bool
+where
+    T: TaskFunction,
+    F: Future<Output = T::Output>,
+{
+    // SAFETY: the caller's contract is `poll_future`'s.
+    unsafe { poll_future::<T, F>(h) }
+}
+
 /// Polls the future of a record written by [`write`] for the same `T` and `F`.
 #[inline(always)]
-unsafe fn poll_shim<T, F>(h: *mut Header) -> bool
+unsafe fn poll_future<T, F>(h: *mut Header) -> bool
 where
     T: TaskFunction,
     F: Future<Output = T::Output>,
