@@ -19,9 +19,13 @@ pub const MAX_ALIGN: usize = 16;
 /// written to the destination).
 pub(crate) type PollFn = unsafe fn(*mut Header) -> bool;
 
-/// The task returned but children it spawned after its last wait are still running: the last
-/// of them finishes it.
-pub(crate) const COMPLETING: u32 = 1;
+/// [`Header::resume`]: the continuation runs on the queue the task was spawned on (a wait
+/// without a queue clause).
+pub(crate) const SPAWN_QUEUE: u32 = u32::MAX - 1;
+
+/// [`Header::resume`]: the task returned but children it spawned after its last wait are still
+/// running: the last of them finishes it.
+pub(crate) const COMPLETING: u32 = u32::MAX;
 
 /// Sentinel for "no task".
 pub(crate) const NONE: u32 = u32::MAX;
@@ -39,11 +43,11 @@ pub(crate) struct Header {
     /// Children still running at the current wait (or at the implicit wait on return).
     pub(crate) pending: AtomicU32,
     /// Queue the task was spawned on; the default queue for its continuations.
-    pub(crate) queue: u16,
-    /// Queue for the continuation after the current wait.
-    pub(crate) resume_queue: u16,
-    /// 0, or [`COMPLETING`].
-    pub(crate) state: u32,
+    pub(crate) queue: u32,
+    /// What follows the current wait: the queue its continuation runs on, [`SPAWN_QUEUE`], or
+    /// [`COMPLETING`]. One word, so that the last child's lane learns both what to do and
+    /// where from one read (next to `queue`, so a wait need not read `queue` to set it).
+    pub(crate) resume: u32,
 }
 
 /// Bytes a record of `F` needs, or `None` if `F` is aligned beyond [`MAX_ALIGN`].
@@ -85,9 +89,8 @@ pub(crate) unsafe fn write<T, F>(
             dst: dst as *mut u8,
             parent,
             pending: AtomicU32::new(0),
-            queue: queue as u16,
-            resume_queue: queue as u16,
-            state: 0,
+            queue,
+            resume: SPAWN_QUEUE,
         });
         payload::<F>(h).write(fut);
     }
