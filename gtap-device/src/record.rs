@@ -159,6 +159,10 @@ where
     // SAFETY: the polling lane owns its context.
     unsafe { lane.ctx() }.info = &T::INFO;
     let fut = payload::<F>(h);
+    // Read before the poll, so that its latency hides behind the task's own work: read after,
+    // the lane waited for it at every task's end.
+    // SAFETY: the record is this lane's while it polls it.
+    let dst = unsafe { (*h).dst } as *mut T::Output;
     let mut cx = Context::from_waker(Waker::noop());
     // SAFETY: the record was written by `write::<T, F>` and never moves, so pinning it in place
     // is sound; only this lane polls it now (it was claimed from a queue).
@@ -180,7 +184,6 @@ where
             // wait follows in the destination's scope). The old value is overwritten, not
             // dropped: a parent that already returned has dropped its locals itself.
             unsafe {
-                let dst = (*h).dst as *mut T::Output;
                 if dst.is_null() {
                     drop(v);
                 } else {
