@@ -12,6 +12,8 @@
 #   fib-sweep   EPAQ fib(40), cutoffs 2..18, 1 and 3 queues, gtap and GTaP         (~3 min)
 #   tree-sweep  binary tree heights 10..21, gtap and GTaP                          (~1 min)
 #   scaling     gtap fib(35) over grid sizes                                       (<1 min)
+#   hot         the labels of the thread-mode hot-path work (issue 12): fib, N-Queens and the
+#               trees (HOT_LABELS); with GTAP_BENCH_ARGS=--no-cpu a few minutes
 #
 # Needs (carried from the build machine, paths relative to the repository root):
 #   target/release/gtap-bench   built with GTAP_ARCH=sm_90 (cargo build --release -p gtap-bench)
@@ -25,7 +27,7 @@
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="${1:?usage: bench/device-run.sh OUT_DIR [main|fib-sweep|tree-sweep|scaling]...}"
+out="${1:?usage: bench/device-run.sh OUT_DIR [main|main1|main2|hot|fib-sweep|tree-sweep|scaling]...}"
 shift
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(main fib-sweep tree-sweep scaling)
@@ -40,6 +42,9 @@ MAIN1_LABELS=(fib40 fib40_cutoff14_q3 fib40_cutoff14_q1 nqueens16 tree22_thread 
 MAIN2_LABELS=(bfs_rmat22_thread bfs_rmat22_block nqueens16_cutoff7_q2 nqueens16_cutoff7_q1
     tree20_epaq_q3 tree20_epaq_q1 cilksort5e7_cutoff256_q3 cilksort5e7_cutoff256_q1
     spmv1m_thread spmv1m_block)
+# The workloads the hot-path changes are measured on, and the gtap-only join form of N-Queens.
+HOT_LABELS=(fib40 nqueens16 tree22_thread probtree34_thread tree20_epaq_q3 tree20_epaq_q1)
+HOT_GTAP_ONLY=(nqueens16_join)
 # gtap-only rows (no GTaP counterpart) of each half.
 MAIN1_GTAP_ONLY=(nqueens16_join)
 MAIN2_GTAP_ONLY=(bfs_grid1024_thread)
@@ -81,6 +86,10 @@ for part in "${parts[@]}"; do
         main2)
             timed "GTaP main2" baseline "$base/run.sh" "${MAIN2_LABELS[@]}"
             only+=("${MAIN2_LABELS[@]}" "${MAIN2_GTAP_ONLY[@]}")
+            ;;
+        hot)
+            timed "GTaP hot" baseline "$base/run.sh" "${HOT_LABELS[@]}"
+            only+=("${HOT_LABELS[@]}" "${HOT_GTAP_ONLY[@]}")
             ;;
         fib-sweep)
             timed "GTaP fib-sweep" baseline "$base/run.sh" --fib-cutoffs "$FIB_CUTOFFS"

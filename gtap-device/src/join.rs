@@ -9,8 +9,8 @@
 //!   resume queue in its header (plain stores, published with the step like any record) and
 //!   suspends. With `k == 0` the wait is a no-op.
 //! * A task that returns with `k > 0` children spawned after its last wait is not finished yet:
-//!   it stores `pending = k` and `state = COMPLETING` (an implicit wait at the end of every task
-//!   function, so that no child outlives the record its result is written into).
+//!   it stores `pending = k` and `resume = COMPLETING` (an implicit wait at the end of every
+//!   task function, so that no child outlives the record its result is written into).
 //!
 //! # Finishing: fences per step, not per task
 //!
@@ -41,7 +41,7 @@ use crate::arch::{self, Lanes, Warp};
 use crate::lane::LaneView;
 use crate::pool;
 use crate::queue;
-use crate::record::{COMPLETING, NONE};
+use crate::record::{COMPLETING, NONE, SPAWN_QUEUE};
 
 /// A finished task whose slot must be freed and whose parent must be notified.
 #[derive(Clone, Copy)]
@@ -72,7 +72,7 @@ pub(crate) fn returned(lane: &LaneView, id: u32) -> Option<u32> {
         // SAFETY: the task's own lane is the only one touching its header until its children
         // are published at the end of this step.
         unsafe {
-            (*h).state = COMPLETING;
+            (*h).resume = COMPLETING;
             (*h).pending.store(ctx.spawned, Ordering::Relaxed);
         }
         ctx.spawned = 0;
@@ -121,17 +121,24 @@ pub(crate) fn complete(warp: &Warp, done: Lanes<Done>) {
             }
             let lane = arch::current_lane();
             let p = region.header(parent);
-            // SAFETY: the parent is quiescent and owned by this lane.
-            let (state, resume, grandparent) =
-                unsafe { ((*p).state, (*p).resume_queue as u32, (*p).parent) };
-            if state == COMPLETING {
-                return Done {
-                    task: parent,
-                    parent: grandparent,
+            // SAFETY: the parent is quiescent and owned by this lane. All three fields are used
+            // on both paths, so they are read together: one wait for memory, not two.
+            let (resume, spawn_queue, grandparent) =
+                unsafe { ((*p).resume, (*p).queue, (*p).parent) };
+            let completing = resume == COMPLETING;
+            if !completing {
+                let q = if resume == SPAWN_QUEUE {
+                    spawn_queue
+                } else {
+                    resume
                 };
+                queue::stage(&lane, parent, q);
             }
-            queue::stage(&lane, parent, resume);
-            Done::NOTHING
+            // Without a task, `parent` is ignored.
+            Done {
+                task: if completing { parent } else { NONE },
+                parent: grandparent,
+            }
         });
         free_order = Ordering::Release;
         notify = Ordering::AcqRel;
@@ -151,16 +158,16 @@ mod tests {
     const RUNNER: u32 = 0;
     const OWNER: u32 = 1;
 
-    /// Sets up the header of task `id` as a suspended (or, with `state`, completing) task.
-    fn set_header(region: &Region, id: u32, parent: u32, pending: u32, resume: u16, state: u32) {
+    /// Sets up the header of task `id` as a suspended (or, with `resume = COMPLETING`,
+    /// completing) task.
+    fn set_header(region: &Region, id: u32, parent: u32, pending: u32, resume: u32) {
         let h = region.header(id);
         // SAFETY: the slot of `id` lies in the launch's region and no task runs in it; only
         // plain fields are written (the poll pointer is never read by `complete`).
         unsafe {
             (*h).parent = parent;
             (*h).pending.store(pending, Ordering::Relaxed);
-            (*h).resume_queue = resume;
-            (*h).state = state;
+            (*h).resume = resume;
         }
     }
 
@@ -206,7 +213,7 @@ mod tests {
         let (launch, runner, owner) = setup();
         let region = launch.region();
         let [p, c1, c2, c3] = [0, 1, 2, 3].map(|i| region.task_id(OWNER, i));
-        set_header(region, p, NONE, 3, 1, 0);
+        set_header(region, p, NONE, 3, 1);
         complete(&runner, lanes(&[(0, c1, p), (7, c2, p)]));
         assert_eq!(pending(region, p), 1);
         assert!(!runner.shared().has_staged(2), "one child is still running");
@@ -229,12 +236,26 @@ mod tests {
     }
 
     #[test]
+    fn a_wait_without_a_queue_clause_resumes_on_the_spawn_queue() {
+        let (launch, runner, _owner) = setup();
+        let region = launch.region();
+        let [p, c] = [0, 1].map(|i| region.task_id(OWNER, i));
+        set_header(region, p, NONE, 1, SPAWN_QUEUE);
+        // SAFETY: as in `set_header`.
+        unsafe { (*region.header(p)).queue = 1 };
+        complete(&runner, lanes(&[(5, c, p)]));
+        let shared = runner.shared();
+        assert_eq!([shared.staged[0].load(), shared.staged[1].load()], [0, 1]);
+        assert_eq!(shared.keep[1][0].load(), p);
+    }
+
+    #[test]
     fn a_completing_parent_finishes_and_notifies_its_own_parent() {
         let (launch, runner, owner) = setup();
         let region = launch.region();
         let [g, p, c1, c2] = [0, 1, 2, 3].map(|i| region.task_id(OWNER, i));
-        set_header(region, g, NONE, 1, 0, 0);
-        set_header(region, p, g, 2, 1, COMPLETING);
+        set_header(region, g, NONE, 1, 0);
+        set_header(region, p, g, 2, COMPLETING);
         complete(&runner, lanes(&[(4, c1, p), (9, c2, p)]));
         assert_eq!([pending(region, p), pending(region, g)], [0, 0]);
         let shared = runner.shared();
@@ -252,8 +273,8 @@ mod tests {
         let (launch, runner, _owner) = setup();
         let region = launch.region();
         let [g, p, c1] = [0, 1, 2].map(|i| region.task_id(OWNER, i));
-        set_header(region, g, NONE, 1, 0, 0);
-        set_header(region, p, g, 2, 0, COMPLETING);
+        set_header(region, g, NONE, 1, 0);
+        set_header(region, p, g, 2, COMPLETING);
         complete(&runner, lanes(&[(0, c1, p)]));
         assert_eq!([pending(region, p), pending(region, g)], [1, 1]);
         assert!(!runner.shared().has_staged(2));
@@ -280,7 +301,7 @@ mod tests {
         let (launch, runner, owner) = setup();
         let region = launch.region();
         let [root, c] = [0, 1].map(|i| region.task_id(OWNER, i));
-        set_header(region, root, NONE, 1, 0, COMPLETING);
+        set_header(region, root, NONE, 1, COMPLETING);
         complete(&runner, lanes(&[(31, c, root)]));
         assert!(region.control().finished());
         assert!(!runner.shared().has_staged(2));

@@ -19,9 +19,13 @@ pub const MAX_ALIGN: usize = 16;
 /// written to the destination).
 pub(crate) type PollFn = unsafe fn(*mut Header) -> bool;
 
-/// The task returned but children it spawned after its last wait are still running: the last
-/// of them finishes it.
-pub(crate) const COMPLETING: u32 = 1;
+/// [`Header::resume`]: the continuation runs on the queue the task was spawned on (a wait
+/// without a queue clause).
+pub(crate) const SPAWN_QUEUE: u32 = u32::MAX - 1;
+
+/// [`Header::resume`]: the task returned but children it spawned after its last wait are still
+/// running: the last of them finishes it.
+pub(crate) const COMPLETING: u32 = u32::MAX;
 
 /// Sentinel for "no task".
 pub(crate) const NONE: u32 = u32::MAX;
@@ -39,11 +43,11 @@ pub(crate) struct Header {
     /// Children still running at the current wait (or at the implicit wait on return).
     pub(crate) pending: AtomicU32,
     /// Queue the task was spawned on; the default queue for its continuations.
-    pub(crate) queue: u16,
-    /// Queue for the continuation after the current wait.
-    pub(crate) resume_queue: u16,
-    /// 0, or [`COMPLETING`].
-    pub(crate) state: u32,
+    pub(crate) queue: u32,
+    /// What follows the current wait: the queue its continuation runs on, [`SPAWN_QUEUE`], or
+    /// [`COMPLETING`]. One word, so that the last child's lane learns both what to do and
+    /// where from one read (next to `queue`, so a wait need not read `queue` to set it).
+    pub(crate) resume: u32,
 }
 
 /// Bytes a record of `F` needs, or `None` if `F` is aligned beyond [`MAX_ALIGN`].
@@ -85,9 +89,8 @@ pub(crate) unsafe fn write<T, F>(
             dst: dst as *mut u8,
             parent,
             pending: AtomicU32::new(0),
-            queue: queue as u16,
-            resume_queue: queue as u16,
-            state: 0,
+            queue,
+            resume: SPAWN_QUEUE,
         });
         payload::<F>(h).write(fut);
     }
@@ -120,15 +123,34 @@ pub(crate) unsafe fn poll_as<T: TaskFunction>(h: *mut Header) -> bool {
         F: Future<Output = T::Output>,
     {
         // SAFETY: per `poll_as`'s contract, `h` holds a `T` record with future `F`.
-        unsafe { poll_shim::<T, F>(h) }
+        unsafe { poll_future::<T, F>(h) }
     }
     // SAFETY: as above.
     unsafe { with::<T, T::Args, _>(T::start, h) }
 }
 
+/// The function whose address [`write`] stores in the records of `T`: [`poll_future`], out of
+/// line. (`gtap-builder` finds the task functions a kernel reaches by this name.)
+///
+/// Why not `poll_future` itself: rustc copies an `#[inline]` function into every codegen unit
+/// that uses it, each copy with its own address, so the address `write` stored (taken in the
+/// unit that spawns) and the one the scheduler compares with [`poll_fn`] (taken in the
+/// kernel's unit) belonged to different copies, and the scheduler's direct, inlined poll of
+/// the root function never ran. A generic function that is not `#[inline]` has one instance
+/// per crate.
+#[inline(never)]
+unsafe fn poll_shim<T, F>(h: *mut Header) -> bool
+where
+    T: TaskFunction,
+    F: Future<Output = T::Output>,
+{
+    // SAFETY: the caller's contract is `poll_future`'s.
+    unsafe { poll_future::<T, F>(h) }
+}
+
 /// Polls the future of a record written by [`write`] for the same `T` and `F`.
 #[inline(always)]
-unsafe fn poll_shim<T, F>(h: *mut Header) -> bool
+unsafe fn poll_future<T, F>(h: *mut Header) -> bool
 where
     T: TaskFunction,
     F: Future<Output = T::Output>,
@@ -137,6 +159,10 @@ where
     // SAFETY: the polling lane owns its context.
     unsafe { lane.ctx() }.info = &T::INFO;
     let fut = payload::<F>(h);
+    // Read before the poll, so that its latency hides behind the task's own work: read after,
+    // the lane waited for it at every task's end.
+    // SAFETY: the record is this lane's while it polls it.
+    let dst = unsafe { (*h).dst } as *mut T::Output;
     let mut cx = Context::from_waker(Waker::noop());
     // SAFETY: the record was written by `write::<T, F>` and never moves, so pinning it in place
     // is sound; only this lane polls it now (it was claimed from a queue).
@@ -158,7 +184,6 @@ where
             // wait follows in the destination's scope). The old value is overwritten, not
             // dropped: a parent that already returned has dropped its locals itself.
             unsafe {
-                let dst = (*h).dst as *mut T::Output;
                 if dst.is_null() {
                     drop(v);
                 } else {

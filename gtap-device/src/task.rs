@@ -197,8 +197,9 @@ pub fn prepare_wait(site: &'static Site, queue: Option<i128>) {
     let region = lane.region();
     let h = region.header(ctx.task);
     let resume = match queue {
-        // SAFETY: the running task's header belongs to this lane during the poll.
-        None => unsafe { (*h).queue as u32 },
+        // Resolved by the last child's lane, which reads `queue` with `resume` anyway: reading
+        // it here would make this store wait for a load.
+        None => record::SPAWN_QUEUE,
         Some(q) => match check_queue(site, q, region.num_queues) {
             Some(q) => q,
             None => {
@@ -207,11 +208,12 @@ pub fn prepare_wait(site: &'static Site, queue: Option<i128>) {
             }
         },
     };
-    // SAFETY: as above. The children cannot run before this poll ends, so plain stores suffice;
-    // they are published with the step.
+    // SAFETY: the running task's header belongs to this lane during the poll. The children
+    // cannot run before this poll ends, so plain stores suffice; they are published with the
+    // step.
     unsafe {
         (*h).pending.store(n, core::sync::atomic::Ordering::Relaxed);
-        (*h).resume_queue = resume as u16;
+        (*h).resume = resume;
     }
     ctx.spawned = 0;
     ctx.flags |= SUSPEND;
@@ -341,14 +343,17 @@ mod tests {
         // Fib(5) spawned Fib(4) on queue 0 and Fib(3) on queue 1, then waits for both and
         // resumes on its own queue.
         assert_eq!(h.pending.load(Ordering::Relaxed), 2);
-        assert_eq!(h.resume_queue, 0);
+        assert_eq!(h.resume, record::SPAWN_QUEUE);
         // One child per queue: the fold keeps queue 0's and publishes queue 1's.
         assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
         assert_eq!(region.queue_meta(0, 1).count.load(Ordering::Relaxed), 1);
         let b = queue::read(region, 0, 1, 0);
         assert_ne!(b, root);
         let hb = header(region, b);
-        assert_eq!((hb.parent, hb.queue, hb.state), (root, 1, 0));
+        assert_eq!(
+            (hb.parent, hb.queue, hb.resume),
+            (root, 1, record::SPAWN_QUEUE)
+        );
         assert_eq!(launch.error(), None);
     }
 

@@ -5,6 +5,8 @@
 //! when the runtime has 2 queues. [`nq_join`] is gtap's own form (counts returned to the
 //! parent through a wait), a separate workload that no GTaP figure is compared with.
 
+use core::mem::MaybeUninit;
+
 use gtap::SliceMut;
 
 /// Largest board: the masks are `u32` and [`nq_join`] keeps one count per column.
@@ -21,34 +23,97 @@ fn board_mask(n: i32) -> u32 {
 }
 
 /// GTaP's `serial_search`: completes the board from `row` on, adding 1 to `answer[0]` per
-/// solution. `down` (GTaP's column mask twin) is carried along unused, as in GTaP.
-#[allow(clippy::only_used_in_recursion)]
-pub fn serial_search(
+/// solution. GTaP also carries a `down` mask, unused, through the recursion; it changes
+/// nothing and is dropped here.
+///
+/// # Panics
+/// For boards of more than [`MAX_N`] rows (a device error on the GPU).
+pub fn serial_search(n: i32, row: i32, column: u32, left: u32, right: u32, answer: SliceMut<u32>) {
+    search(n, row, column, left, right, |r, _| {
+        if r == n {
+            answer.atomic_add(0, 1);
+        }
+    });
+}
+
+/// One row of the explicit stack of [`search`]: the masks of the squares the queens above
+/// attack, and the columns of this row not tried yet. Aligned so that a push is one 16-byte
+/// store.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Row {
+    column: u32,
+    left: u32,
+    right: u32,
+    untried: u32,
+}
+
+impl Row {
+    fn new(n: i32, column: u32, left: u32, right: u32) -> Self {
+        Row {
+            column,
+            left,
+            right,
+            untried: board_mask(n) & !(column | left | right),
+        }
+    }
+}
+
+/// GTaP's `serial_search` recursion as a loop over an explicit stack: it visits the same
+/// nodes in the same order (depth first, the lowest free column first), calling
+/// `visit(row, [column, left, right])` for each, the starting node included; a node of row
+/// `n` is a solution. Boards up to [`MAX_N`] rows (the stack index panics beyond).
+///
+/// Why a loop: the recursion compiles to a call per node (callee-saved registers spilled
+/// and a convergence barrier saved on each), and lanes of a warp at different depths run one
+/// after another. In the loop every lane takes one step per iteration, whatever its depth.
+#[inline(always)]
+fn search(
     n: i32,
     row: i32,
     column: u32,
     left: u32,
-    down: u32,
     right: u32,
-    answer: SliceMut<u32>,
+    mut visit: impl FnMut(i32, [u32; 3]),
 ) {
-    if row == n {
-        answer.atomic_add(0, 1);
+    visit(row, [column, left, right]);
+    if row >= n {
         return;
     }
-    let mut avail = board_mask(n) & !(column | left | right);
-    while avail != 0 {
-        let p = avail & avail.wrapping_neg();
-        avail -= p;
-        serial_search(
-            n,
-            row + 1,
-            column | p,
-            (left | p) << 1,
-            down | p,
-            (right | p) >> 1,
-            answer,
-        );
+    // `current` is row `row + depth`; `stack[..depth]` the rows above it, from `row` down.
+    // Uninitialised: zeroing it would cost a leaf 64 stores before its first step.
+    let mut stack = [MaybeUninit::<Row>::uninit(); MAX_N as usize];
+    let mut depth = 0;
+    let mut current = Row::new(n, column, left, right);
+    loop {
+        if current.untried == 0 {
+            if depth == 0 {
+                return;
+            }
+            depth -= 1;
+            // SAFETY: every row below `depth` was pushed (written) before `depth` grew past it.
+            current = unsafe { stack[depth].assume_init() };
+            continue;
+        }
+        let p = current.untried & current.untried.wrapping_neg();
+        current.untried -= p;
+        let child_row = row + depth as i32 + 1;
+        let masks = [
+            current.column | p,
+            (current.left | p) << 1,
+            (current.right | p) >> 1,
+        ];
+        visit(child_row, masks);
+        if child_row < n {
+            let child = Row::new(n, masks[0], masks[1], masks[2]);
+            // A child without a free square has been visited and has no children: nothing
+            // to push.
+            if child.untried != 0 {
+                stack[depth].write(current);
+                depth += 1;
+                current = child;
+            }
+        }
     }
 }
 
@@ -75,7 +140,7 @@ pub fn nq(
     answer: SliceMut<u32>,
 ) {
     if row > cutoff {
-        serial_search(n, row, column, left, down, right, answer);
+        serial_search(n, row, column, left, right, answer);
         return;
     }
     let mut avail = board_mask(n) & !(column | left | right);
@@ -105,19 +170,13 @@ pub fn nq_kernel(n: i32, cutoff: i32, answer: SliceMut<u32>) {
     gtap::entry!(nq(n, cutoff, 0, 0, 0, 0, 0, answer));
 }
 
-/// Solutions completing the board from `row` on, sequentially, returned instead of counted
-/// in a global.
+/// Solutions completing the board from `row` on, sequentially (the search of
+/// [`serial_search`]), returned instead of counted in a global.
 pub fn count_serial(n: i32, row: i32, column: u32, left: u32, right: u32) -> u32 {
-    if row == n {
-        return 1;
-    }
-    let mut avail = board_mask(n) & !(column | left | right);
     let mut count = 0;
-    while avail != 0 {
-        let p = avail & avail.wrapping_neg();
-        avail -= p;
-        count += count_serial(n, row + 1, column | p, (left | p) << 1, (right | p) >> 1);
-    }
+    search(n, row, column, left, right, |r, _| {
+        count += u32::from(r == n)
+    });
     count
 }
 
@@ -320,6 +379,64 @@ mod host {
                 || count_rayon(std::hint::black_box(n), cutoff, 0, 0, 0, 0),
                 |v| check(v, expected(n)),
             )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::vec::Vec;
+
+    use super::*;
+
+    type Node = (i32, [u32; 3]);
+
+    /// GTaP's recursion, recording every node it visits.
+    fn visits_recursive(n: i32, row: i32, column: u32, left: u32, right: u32, out: &mut Vec<Node>) {
+        out.push((row, [column, left, right]));
+        if row == n {
+            return;
+        }
+        let mut avail = board_mask(n) & !(column | left | right);
+        while avail != 0 {
+            let p = avail & avail.wrapping_neg();
+            avail -= p;
+            visits_recursive(
+                n,
+                row + 1,
+                column | p,
+                (left | p) << 1,
+                (right | p) >> 1,
+                out,
+            );
+        }
+    }
+
+    #[test]
+    fn the_loop_visits_the_recursions_nodes_in_its_order() {
+        for n in 1..=10 {
+            // From the empty board and from a node below a placement in row 0.
+            for (row, column, left, right) in [
+                (0, 0, 0, 0),
+                (1, 1 << (n / 2), 1 << (n / 2 + 1), 1 << (n / 2) >> 1),
+            ] {
+                let mut expected = Vec::new();
+                visits_recursive(n, row, column, left, right, &mut expected);
+                let mut got = Vec::new();
+                search(n, row, column, left, right, |r, masks| got.push((r, masks)));
+                assert_eq!(got, expected, "n = {n}, from row {row}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_search_counts_every_board_size() {
+        for n in 1..=12 {
+            assert_eq!(
+                count_serial(n, 0, 0, 0, 0),
+                SOLUTIONS[n as usize - 1],
+                "n = {n}"
+            );
         }
     }
 }

@@ -45,7 +45,7 @@ pub fn probtree_work(
     sink: SliceMut<u64>,
 ) {
     if rem_h == 0 {
-        let v = do_memory_and_compute(&input, input.len(), node, mem_ops, compute_iters);
+        let v = do_memory_and_compute(input, node, mem_ops, compute_iters);
         sink_store(sink, node, v);
         return;
     }
@@ -73,7 +73,7 @@ pub fn probtree_work(
     if spawned > 0 {
         gtap::taskwait!();
     }
-    let own = do_memory_and_compute(&input, input.len(), node, mem_ops, compute_iters);
+    let own = do_memory_and_compute(input, node, mem_ops, compute_iters);
     sink_store(sink, node, own);
 }
 
@@ -156,13 +156,7 @@ mod host {
             let mut keyed: Vec<(u32, u64)> = nodes
                 .par_iter()
                 .map(|&node| {
-                    let v = do_memory_and_compute(
-                        &input[..],
-                        input.len(),
-                        node,
-                        mem_ops,
-                        compute_iters,
-                    );
+                    let v = do_memory_and_compute(&input[..], node, mem_ops, compute_iters);
                     (slot_of(node) as u32, v.to_bits())
                 })
                 .collect();
@@ -212,13 +206,7 @@ mod host {
         }
 
         fn value(&self, node: u32) -> f64 {
-            do_memory_and_compute(
-                &self.input[..],
-                self.input.len(),
-                node,
-                self.mem_ops,
-                self.compute_iters,
-            )
+            do_memory_and_compute(&self.input[..], node, self.mem_ops, self.compute_iters)
         }
 
         /// The sequential peer: GTaP's recursion on one thread.

@@ -30,7 +30,7 @@ pub fn tree_work(
     out: SliceMut<f64>,
 ) {
     if height == 0 {
-        let v = do_memory_and_compute(&input, input.len(), node as u32, mem_ops, compute_iters);
+        let v = do_memory_and_compute(input, node as u32, mem_ops, compute_iters);
         store(out, node, v);
         return;
     }
@@ -39,7 +39,7 @@ pub fn tree_work(
     gtap::task!(tree_work(l, height - 1, mem_ops, compute_iters, input, out));
     gtap::task!(tree_work(r, height - 1, mem_ops, compute_iters, input, out));
     gtap::taskwait!();
-    let own = do_memory_and_compute(&input, input.len(), node as u32, mem_ops, compute_iters);
+    let own = do_memory_and_compute(input, node as u32, mem_ops, compute_iters);
     store(out, node, own);
 }
 
@@ -75,13 +75,7 @@ pub fn tree_work_epaq(
     out: SliceMut<f64>,
 ) {
     if height == 0 {
-        let v = do_memory_or_compute_divergent(
-            &input,
-            input.len(),
-            node as u32,
-            mem_ops,
-            compute_iters,
-        );
+        let v = do_memory_or_compute_divergent(input, node as u32, mem_ops, compute_iters);
         store(out, node, v);
         return;
     }
@@ -96,8 +90,7 @@ pub fn tree_work_epaq(
         tree_work_epaq(r, height - 1, mem_ops, compute_iters, input, out)
     );
     gtap::taskwait!(queue(epaq_queue(node)));
-    let own =
-        do_memory_or_compute_divergent(&input, input.len(), node as u32, mem_ops, compute_iters);
+    let own = do_memory_or_compute_divergent(input, node as u32, mem_ops, compute_iters);
     store(out, node, own);
 }
 
@@ -235,10 +228,8 @@ mod host {
 
     fn node_value(kind: TreeKind, input: &[f64], node: u32, mem: i32, compute: i32) -> f64 {
         match kind {
-            TreeKind::Thread => do_memory_and_compute(input, input.len(), node, mem, compute),
-            TreeKind::Epaq { .. } => {
-                do_memory_or_compute_divergent(input, input.len(), node, mem, compute)
-            }
+            TreeKind::Thread => do_memory_and_compute(input, node, mem, compute),
+            TreeKind::Epaq { .. } => do_memory_or_compute_divergent(input, node, mem, compute),
         }
     }
 

@@ -2,6 +2,8 @@
 //! Without the device toolchain the test says so and passes, unless `GTAP_REQUIRE_DEVICE=1` (as
 //! `scripts/test` sets).
 
+use std::collections::BTreeSet;
+
 use gtap_host::DeviceCode;
 
 /// Each kernel with the task functions it spawns (directly or through its children).
@@ -53,6 +55,22 @@ fn every_kernel_has_a_module_with_exactly_its_task_functions() {
             .collect();
         tasks.sort();
         assert_eq!(tasks, *reached, "task functions in {kernel}'s module");
+        // One poll shim per task function: a second copy would have its own address, and the
+        // scheduler, which recognises its root function's records by the shim's address,
+        // would poll them through the other copy by an indirect call.
+        // (A function called before its definition is also declared: count names.)
+        let shims: BTreeSet<&str> = m
+            .ptx
+            .lines()
+            .filter(|l| l.starts_with(".func"))
+            .filter_map(|l| l.split_whitespace().find(|w| w.contains("9poll_shim")))
+            .map(|w| w.trim_end_matches('('))
+            .collect();
+        assert_eq!(
+            shims.len(),
+            reached.len(),
+            "poll shims in {kernel}'s module: {shims:?}"
+        );
     }
     // Every task function's record size reaches the host.
     let all: Vec<&str> = code
