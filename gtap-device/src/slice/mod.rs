@@ -37,6 +37,53 @@
 //! naming the task and line; the check is one compare and a branch to a cold function, as in
 //! a Rust slice.
 
+/// What every view has over its [`raw::Raw`] core, written once so the three cannot drift:
+/// `Debug`, [`split_at`](Slice::split_at) and [`range`](Slice::range) (which consume the view:
+/// for a [`Part`] that gives the rest away), and, for the `Copy` views, `Clone` and `Copy`.
+macro_rules! view_common {
+    ($view:ident, $kind:literal $(, $copy:ident)?) => {
+        $(
+            impl<T> Clone for $view<T> {
+                fn clone(&self) -> Self {
+                    *self
+                }
+            }
+            impl<T> $copy for $view<T> {}
+        )?
+
+        impl<T> core::fmt::Debug for $view<T> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                self.raw.debug(stringify!($view), f)
+            }
+        }
+
+        impl<T> $view<T> {
+            #[doc = concat!("The first `mid` values and the rest, as two ", $kind, ".")]
+            ///
+            /// # Panics
+            /// If `mid > len` (a device error on the GPU).
+            #[inline(always)]
+            #[track_caller]
+            pub fn split_at(self, mid: usize) -> (Self, Self) {
+                let (left, right) = self.raw.split_at(mid);
+                (Self { raw: left }, Self { raw: right })
+            }
+
+            #[doc = concat!("The values in `range`, as one of the ", $kind, ".")]
+            ///
+            /// # Panics
+            /// If the range is decreasing or ends past `len` (a device error on the GPU).
+            #[inline(always)]
+            #[track_caller]
+            pub fn range(self, range: impl core::ops::RangeBounds<usize>) -> Self {
+                Self {
+                    raw: self.raw.range(range),
+                }
+            }
+        }
+    };
+}
+
 mod index;
 mod part;
 mod raw;

@@ -1,6 +1,6 @@
 //! [`Part`]: the exclusive view, and [`Loan`]: the receipt that joins lent halves back.
 
-use core::ops::{Deref, DerefMut, RangeBounds};
+use core::ops::{Deref, DerefMut};
 
 use super::index::ViewIndex;
 use super::raw::Raw;
@@ -34,6 +34,8 @@ pub struct Part<T> {
     raw: Raw<T>,
 }
 
+view_common!(Part, "parts");
+
 impl<T> Part<T> {
     /// The part owning exactly the values of `raw`.
     ///
@@ -51,18 +53,6 @@ impl<T> Part<T> {
         Self { raw: Raw::empty() }
     }
 
-    /// The first `mid` values and the rest, as two parts. The whole is given away: use
-    /// [`lend`](Self::lend) to join the halves back later.
-    ///
-    /// # Panics
-    /// If `mid > len` (a device error on the GPU).
-    #[inline(always)]
-    #[track_caller]
-    pub fn split_at(self, mid: usize) -> (Self, Self) {
-        let (left, right) = self.raw.split_at(mid);
-        (Self { raw: left }, Self { raw: right })
-    }
-
     /// The first `mid` values and the rest, as two parts, and the [`Loan`] that joins them
     /// back into this part once they are returned.
     ///
@@ -74,24 +64,6 @@ impl<T> Part<T> {
         let whole = self.raw;
         let (left, right) = self.split_at(mid);
         (left, right, Loan { whole })
-    }
-
-    /// The values in `range`, as a part; the values outside it are given away.
-    ///
-    /// # Panics
-    /// If the range is decreasing or ends past `len` (a device error on the GPU).
-    #[inline(always)]
-    #[track_caller]
-    pub fn range(self, range: impl RangeBounds<usize>) -> Self {
-        Self {
-            raw: self.raw.range(range),
-        }
-    }
-}
-
-impl<T> core::fmt::Debug for Part<T> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        self.raw.debug("Part", f)
     }
 }
 

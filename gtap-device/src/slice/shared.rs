@@ -1,6 +1,6 @@
 //! [`Slice`]: the shared, read-only view.
 
-use core::ops::{Deref, RangeBounds};
+use core::ops::Deref;
 
 use super::index::ViewIndex;
 use super::raw::Raw;
@@ -27,18 +27,7 @@ pub struct Slice<T> {
     raw: Raw<T>,
 }
 
-impl<T> Clone for Slice<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for Slice<T> {}
-
-impl<T> core::fmt::Debug for Slice<T> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        self.raw.debug("Slice", f)
-    }
-}
+view_common!(Slice, "shared views", Copy);
 
 impl<T> Slice<T> {
     /// A view of `len` values at `ptr`.
@@ -50,29 +39,6 @@ impl<T> Slice<T> {
     pub const unsafe fn from_raw_parts(ptr: *const T, len: usize) -> Self {
         Self {
             raw: Raw::new(ptr.cast_mut(), len),
-        }
-    }
-
-    /// The first `mid` values and the rest, as two views.
-    ///
-    /// # Panics
-    /// If `mid > len` (a device error on the GPU).
-    #[inline(always)]
-    #[track_caller]
-    pub fn split_at(self, mid: usize) -> (Self, Self) {
-        let (left, right) = self.raw.split_at(mid);
-        (Self { raw: left }, Self { raw: right })
-    }
-
-    /// The values in `range`, as a view.
-    ///
-    /// # Panics
-    /// If the range is decreasing or ends past `len` (a device error on the GPU).
-    #[inline(always)]
-    #[track_caller]
-    pub fn range(self, range: impl RangeBounds<usize>) -> Self {
-        Self {
-            raw: self.raw.range(range),
         }
     }
 }

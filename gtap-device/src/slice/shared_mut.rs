@@ -1,7 +1,5 @@
 //! [`SliceMut`]: the shared, writable view.
 
-use core::ops::RangeBounds;
-
 use super::part::Part;
 use super::raw::Raw;
 
@@ -18,18 +16,7 @@ pub struct SliceMut<T> {
     raw: Raw<T>,
 }
 
-impl<T> Clone for SliceMut<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for SliceMut<T> {}
-
-impl<T> core::fmt::Debug for SliceMut<T> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        self.raw.debug("SliceMut", f)
-    }
-}
+view_common!(SliceMut, "shared writable views", Copy);
 
 impl<T> SliceMut<T> {
     /// A view of `len` values at `ptr`.
@@ -64,29 +51,6 @@ impl<T> SliceMut<T> {
     #[track_caller]
     pub(crate) fn element(&self, i: usize) -> *mut T {
         self.raw.at(i)
-    }
-
-    /// The first `mid` values and the rest, as two shared views.
-    ///
-    /// # Panics
-    /// If `mid > len` (a device error on the GPU).
-    #[inline(always)]
-    #[track_caller]
-    pub fn split_at(self, mid: usize) -> (Self, Self) {
-        let (left, right) = self.raw.split_at(mid);
-        (Self { raw: left }, Self { raw: right })
-    }
-
-    /// The values in `range`, as a shared view.
-    ///
-    /// # Panics
-    /// If the range is decreasing or ends past `len` (a device error on the GPU).
-    #[inline(always)]
-    #[track_caller]
-    pub fn range(self, range: impl RangeBounds<usize>) -> Self {
-        Self {
-            raw: self.raw.range(range),
-        }
     }
 
     /// The same values as an exclusive [`Part`], whose reads and writes are safe and which
