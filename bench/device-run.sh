@@ -12,8 +12,9 @@
 #   fib-sweep   EPAQ fib(40), cutoffs 2..18, 1 and 3 queues, gtap and GTaP         (~3 min)
 #   tree-sweep  binary tree heights 10..21, gtap and GTaP                          (~1 min)
 #   scaling     gtap fib(35) over grid sizes                                       (<1 min)
-#   hot         the labels of the thread-mode hot-path work (issue 12): fib, N-Queens and the
-#               trees (HOT_LABELS); with GTAP_BENCH_ARGS=--no-cpu a few minutes
+#   hot         the labels of the thread-mode hot-path work (issue 12): its targets (fib, EPAQ
+#               fib, N-Queens, the trees, cilksort) and the B-ary and EPAQ trees (HOT_LABELS);
+#               with GTAP_BENCH_ARGS=--no-cpu a few minutes
 #
 # Needs (carried from the build machine, paths relative to the repository root):
 #   target/release/gtap-bench   built with GTAP_ARCH=sm_90 (cargo build --release -p gtap-bench)
@@ -43,7 +44,8 @@ MAIN2_LABELS=(bfs_rmat22_thread bfs_rmat22_block nqueens16_cutoff7_q2 nqueens16_
     tree20_epaq_q3 tree20_epaq_q1 cilksort5e7_cutoff256_q3 cilksort5e7_cutoff256_q1
     spmv1m_thread spmv1m_block)
 # The workloads the hot-path changes are measured on, and the gtap-only join form of N-Queens.
-HOT_LABELS=(fib40 nqueens16 tree22_thread probtree34_thread tree20_epaq_q3 tree20_epaq_q1)
+HOT_LABELS=(fib40 fib40_cutoff14_q3 fib40_cutoff14_q1 nqueens16 tree22_thread cilksort1e8
+    probtree34_thread tree20_epaq_q3 tree20_epaq_q1)
 HOT_GTAP_ONLY=(nqueens16_join)
 # gtap-only rows (no GTaP counterpart) of each half.
 MAIN1_GTAP_ONLY=(nqueens16_join)
