@@ -20,22 +20,24 @@
 //!   choice) and is wrong on the GPU too.
 
 use core::sync::atomic::Ordering;
+use core::time::Duration;
 use std::boxed::Box;
 use std::panic::{self, AssertUnwindSafe};
 use std::string::{String, ToString};
+use std::sync::mpsc;
 use std::vec;
 use std::vec::Vec;
 
 use crate::Kernel;
 use crate::abi::{
     ErrorCode, ErrorReport, LaunchParams, Layout, Line, OPT_RANDOM_QUEUE, POOL_CELL_BYTES,
-    REGION_ALIGN, WarpStats,
+    REGION_ALIGN, WarpStats, WarpStatus,
 };
 use crate::arch::Warp;
 use crate::error::{Failure, Place, raise_at};
 use crate::math::XorShift64;
 use crate::region::Region;
-use crate::scheduler::{Step, Worker};
+use crate::scheduler::{Control, Step, Worker};
 use crate::task::{Site, TaskFunction, create_root};
 
 /// How the CPU executor runs the warps.
@@ -93,6 +95,20 @@ impl State {
                 self.layout.geometry.warps() as usize,
             )
         }
+    }
+
+    /// Each warp's last published status word ([`WarpStatus`]).
+    pub fn status_words(&self) -> Vec<u64> {
+        // SAFETY: the status region holds one `WarpStatus` per warp, aligned, inside `mem`;
+        // no launch runs while `self` is borrowed.
+        let words = unsafe {
+            std::slice::from_raw_parts(
+                (self.mem.as_ptr() as *const u8).add(self.layout.status as usize)
+                    as *const WarpStatus,
+                self.layout.geometry.warps() as usize,
+            )
+        };
+        words.iter().map(WarpStatus::load).collect()
     }
 
     fn bytes(&mut self) -> &mut [u8] {
@@ -158,10 +174,79 @@ pub enum RunError {
 /// Runs kernel `K` with `args` on `state` in `mode`, to completion: the CPU executor's one
 /// entry point.
 pub fn run<K: Kernel>(state: &mut State, mode: Mode, args: K::Args) -> Result<K::Output, RunError> {
+    run_watched::<K, (), fn(Monitor)>(state, mode, args, None).0
+}
+
+/// A running launch's warp status words and stop word, for a watchdog on a thread of its own
+/// ([`run_watched`]).
+pub struct Monitor {
+    status: *const WarpStatus,
+    warps: usize,
+    control: *const Control,
+    ended: mpsc::Receiver<()>,
+}
+
+// SAFETY: the pointers reach atomics of a region that outlives the watching thread (it is
+// scoped inside `run_watched`), and the workers access those words only atomically too.
+unsafe impl Send for Monitor {}
+
+impl Monitor {
+    /// Waits up to `pause` for the launch to end; whether it has.
+    pub fn wait(&self, pause: Duration) -> bool {
+        !matches!(
+            self.ended.recv_timeout(pause),
+            Err(mpsc::RecvTimeoutError::Timeout)
+        )
+    }
+
+    /// Reads every warp's status word ([`WarpStatus`]) into `words` (one per warp).
+    pub fn read(&self, words: &mut [u64]) {
+        // SAFETY: `warps` status words in the live region (see the `Send` impl).
+        let status = unsafe { std::slice::from_raw_parts(self.status, self.warps) };
+        for (word, status) in words.iter_mut().zip(status) {
+            *word = status.load();
+        }
+    }
+
+    /// Stops the launch, unless it already ended: every worker stops at its next check.
+    pub fn stop(&self) {
+        // SAFETY: the control words of the live region (see the `Send` impl).
+        unsafe { &*self.control }.stop_by_watchdog();
+    }
+
+    /// Warps of the launch.
+    pub fn warps(&self) -> usize {
+        self.warps
+    }
+}
+
+/// [`run`], with `watch` (if any) on a thread of its own beside the launch, given the launch's
+/// [`Monitor`]: the host's watchdog. Returns the launch's result and `watch`'s.
+pub fn run_watched<K: Kernel, W: Send, F: FnOnce(Monitor) -> W + Send>(
+    state: &mut State,
+    mode: Mode,
+    args: K::Args,
+    watch: Option<F>,
+) -> (Result<K::Output, RunError>, Option<W>) {
     state.clear_for_launch();
     let driver = Driver { mode };
     let params = state.params(mode, &driver);
-    match panic::catch_unwind(AssertUnwindSafe(|| K::run_cpu(&params, args))) {
+    let region = Region::new(&params);
+    let (done, ended) = mpsc::channel::<()>();
+    let monitor = Monitor {
+        status: region.status(0),
+        warps: region.warps as usize,
+        control: region.control(),
+        ended,
+    };
+    let (ran, watched) = std::thread::scope(|s| {
+        let watcher = watch.map(|watch| s.spawn(move || watch(monitor)));
+        let ran = panic::catch_unwind(AssertUnwindSafe(|| K::run_cpu(&params, args)));
+        drop(done);
+        let watched = watcher.map(|w| w.join().unwrap_or_else(|p| panic::resume_unwind(p)));
+        (ran, watched)
+    });
+    let ran = match ran {
         Ok(value) => Ok(value),
         Err(payload) if payload.is::<Aborted>() => Err(RunError::Aborted(state.error.clone())),
         Err(payload) => Err(RunError::Panicked(
@@ -171,7 +256,8 @@ pub fn run<K: Kernel>(state: &mut State, mode: Mode, args: K::Args) -> Result<K:
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "non-string panic payload".into()),
         )),
-    }
+    };
+    (ran, watched)
 }
 
 /// The record size of every task function linked into this program (name, bytes; `u32::MAX`
@@ -192,7 +278,8 @@ struct Driver {
 struct Aborted;
 
 /// Rounds in which no warp of the deterministic executor could do anything, per warp, before
-/// it reports the launch as stalled.
+/// it reports the launch as stalled (`gtap-host` turns the record into the same stall report as
+/// its watchdog's, with every warp's published state).
 const STALL_ROUNDS: u64 = 10_000;
 
 /// `entry!` on the host.

@@ -2,6 +2,7 @@
 
 use crate::abi::ErrorReport;
 use crate::abi::WarpStats;
+use crate::abi::WarpStatus;
 use crate::abi::{LaunchParams, OPT_RANDOM_QUEUE};
 use crate::pool::{PoolCell, PoolMeta};
 use crate::queue::QueueMeta;
@@ -20,6 +21,7 @@ pub struct Region {
     pool_meta: *mut PoolMeta,
     pool_cells: *mut PoolCell,
     stats: *mut WarpStats,
+    status: *mut WarpStatus,
     slots: *mut u8,
     pub(crate) error: *mut ErrorReport,
     pub(crate) host: u64,
@@ -53,6 +55,7 @@ impl Region {
             pool_meta: at(l.pool_meta) as *mut PoolMeta,
             pool_cells: at(l.pool_cells) as *mut PoolCell,
             stats: at(l.stats) as *mut WarpStats,
+            status: at(l.status) as *mut WarpStatus,
             slots: at(l.slots),
             error: p.error as *mut ErrorReport,
             host: p.host,
@@ -135,6 +138,13 @@ impl Region {
     pub(crate) fn stats(&self, w: u32) -> *mut WarpStats {
         // SAFETY: w < warps indexes inside the statistics region.
         unsafe { self.stats.add(w as usize) }
+    }
+
+    /// Published status of warp `w`, for the host's watchdog.
+    #[inline(always)]
+    pub(crate) fn status(&self, w: u32) -> &WarpStatus {
+        // SAFETY: w < warps indexes inside the zeroed status region.
+        unsafe { &*self.status.add(w as usize) }
     }
 
     /// Payload bytes available to a task's future.

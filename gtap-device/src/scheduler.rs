@@ -18,9 +18,11 @@
 //!    stages its continuation for the next fold ([`crate::join`]).
 //!
 //! So a step costs one membar, whatever its 32 tasks did. The launch ends when the root
-//! task finishes (`Control::finish`) or a device error aborts it. Workers read the stop word
-//! when they have nothing to run and every [`STOP_CHECK_STEPS`] steps otherwise, so an abort
-//! stops every warp promptly without a global read per step.
+//! task finishes (`Control::finish`), a device error aborts it, or the host's watchdog stops it
+//! ([`STOPPED_BY_WATCHDOG`]). Workers read the stop word when they have nothing to run and
+//! every [`STOP_CHECK_STEPS`] steps otherwise, so an abort stops every warp promptly without a
+//! global read per step; the same check publishes the warp's progress
+//! ([`crate::abi::WarpStatus`]).
 //!
 //! **Steals.** The victim made its records and ring entries visible with a release pattern:
 //! the fold's fence by every lane, then the leader's relaxed add to the queue's `count`
@@ -51,7 +53,7 @@
 use core::cell::UnsafeCell;
 use core::sync::atomic::Ordering;
 
-use crate::abi::{MAX_QUEUES, WarpStats};
+use crate::abi::{MAX_QUEUES, STOPPED_BY_WATCHDOG, WarpState, WarpStats};
 use crate::arch::{self, AtomicU32, LocalU32, WARP_SIZE, Warp};
 use crate::join::{self, Done};
 use crate::math::XorShift64;
@@ -76,6 +78,22 @@ pub struct Control {
 }
 
 impl Control {
+    /// Byte offset of the stop word in the control words ([`crate::abi::Layout::stop_word`]).
+    pub(crate) const STOP_WORD_OFFSET: u64 = core::mem::offset_of!(Control, stop) as u64;
+
+    /// The host's watchdog on the CPU executor: stop every worker, unless the launch already
+    /// ended. (The GPU backend writes [`STOPPED_BY_WATCHDOG`] into the running region.)
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub(crate) fn stop_by_watchdog(&self) {
+        let _ = self
+            .stop
+            .compare_exchange(RUNNING, STOPPED_BY_WATCHDOG, Ordering::AcqRel);
+    }
+    /// Whether the watchdog stopped the launch (and no device error came first).
+    #[inline]
+    pub(crate) fn stopped_by_watchdog(&self) -> bool {
+        self.state() == STOPPED_BY_WATCHDOG
+    }
     /// The root task finished: every task has.
     #[inline]
     pub(crate) fn finish(&self) {
@@ -88,15 +106,20 @@ impl Control {
     pub(crate) fn abort(&self) {
         self.stop.store(ABORTED, Ordering::Release);
     }
-    /// `RUNNING`, `FINISHED` or `ABORTED`.
+    /// `RUNNING`, `FINISHED`, `ABORTED` or [`STOPPED_BY_WATCHDOG`].
     #[inline]
     fn state(&self) -> u32 {
         self.stop.load(Ordering::Acquire)
     }
-    /// Whether a device error stopped the launch.
+    /// Whether a device error or the watchdog stopped the launch.
     #[inline]
     pub(crate) fn aborted(&self) -> bool {
-        self.state() == ABORTED
+        self.state() >= ABORTED
+    }
+    /// Whether the launch is over or being stopped.
+    #[inline]
+    pub(crate) fn stopping(&self) -> bool {
+        self.state() != RUNNING
     }
     /// Test only: whether the root task finished the launch.
     #[cfg(all(test, not(loom)))]
@@ -187,7 +210,9 @@ impl<'w> Worker<'w> {
                 len: 0,
                 queue: 0,
             },
-            steps: 0,
+            // One short of a stop check, so that a warp's first step checks in (and publishes
+            // its state) before it runs anything.
+            steps: STOP_CHECK_STEPS - 1,
             rng: XorShift64::new(rng),
         }
     }
@@ -225,6 +250,9 @@ impl<'w> Worker<'w> {
         let region = warp.region();
         self.steps = self.steps.wrapping_add(1);
         if self.batch.len == 0 || self.steps.is_multiple_of(STOP_CHECK_STEPS) {
+            if self.batch.len != 0 {
+                self.publish(WarpState::Working);
+            }
             let state = warp.leader(|| region.control().state());
             if state != RUNNING {
                 return Step::Stopped;
@@ -232,6 +260,7 @@ impl<'w> Worker<'w> {
         }
         let start = arch::clock();
         if self.batch.len == 0 && !self.refill() {
+            self.publish(WarpState::Searching);
             return Step::Idle;
         }
         let polls = arch::clock();
@@ -315,6 +344,9 @@ impl<'w> Worker<'w> {
             warp.sync();
             warp.leader_only(|| queue::end_steal(region, victim, q, start, n));
             self.count(|s| s.steals += 1);
+            // A warp finds nothing in its own queues only after they ran dry (only its own
+            // folds fill them), so it was searching, and now it works again.
+            self.publish(WarpState::Working);
         }
         true
     }
@@ -358,6 +390,17 @@ impl<'w> Worker<'w> {
         }
     }
 
+    /// Publishes the warp's state and progress for the host's watchdog
+    /// ([`crate::abi::WarpStatus`]): `Working` with the stop check of a warp that has a batch and after a steal, `Searching`
+    /// when a warp finds nothing. So a busy warp that runs its own work pays one store per
+    /// [`STOP_CHECK_STEPS`] steps, and the published state is right whenever the warp is
+    /// inside a step: it got there from a stop check, a steal, or its own queues, which it
+    /// pops only while it has been working.
+    fn publish(&self, state: WarpState) {
+        let (region, me) = (self.warp.region(), self.me);
+        self.count(|s| region.status(me).publish(state, s.steps as u32));
+    }
+
     /// Updates the warp's statistics (on the leader lane only).
     #[inline(always)]
     fn count(&self, f: impl FnOnce(&mut WarpStats)) {
@@ -377,6 +420,9 @@ impl<'w> Worker<'w> {
             s.spawned = spawned;
             // SAFETY: each warp writes only its own statistics slot, once, at the end.
             unsafe { region.stats(me).write(*s) };
+            region
+                .status(me)
+                .publish(WarpState::Stopped, s.steps as u32);
         });
     }
 }
@@ -438,6 +484,7 @@ mod tests {
     use std::vec::Vec;
 
     use super::{STOP_CHECK_STEPS, Step, Worker};
+    use crate::abi::{WarpState, WarpStatus};
     use crate::arch::Warp;
     use crate::pool;
     use crate::queue;
@@ -458,6 +505,32 @@ mod tests {
         region.control().abort();
         assert!(region.control().aborted());
         assert!(!region.control().finished());
+    }
+
+    #[test]
+    fn a_warp_publishes_what_it_is_doing_for_the_watchdog() {
+        let launch = Launch::leak(geometry(2, 4096, 2));
+        let rt = launch.region();
+        let status = |w| {
+            let (state, progress) = WarpStatus::unpack(rt.status(w).load());
+            (WarpState::from_raw(state), progress)
+        };
+        assert_eq!(status(0), (Some(WarpState::Starting), 0));
+        let idle = Warp::new(rt, 1, None);
+        assert_eq!(Worker::new(&idle).step::<Fib>(), Step::Idle);
+        assert_eq!(status(1), (Some(WarpState::Searching), 0));
+        let warp = Warp::new(rt, 0, None);
+        let mut worker = Worker::new(&warp);
+        worker.start_root(|w| root_fib(w, 20));
+        // The first step checks in before it runs anything.
+        assert_eq!(worker.step::<Fib>(), Step::Worked);
+        assert_eq!(status(0), (Some(WarpState::Working), 0));
+        for _ in 0..STOP_CHECK_STEPS {
+            assert_eq!(worker.step::<Fib>(), Step::Worked);
+        }
+        assert_eq!(status(0), (Some(WarpState::Working), STOP_CHECK_STEPS));
+        worker.finish();
+        assert_eq!(status(0), (Some(WarpState::Stopped), STOP_CHECK_STEPS + 1));
     }
 
     #[test]

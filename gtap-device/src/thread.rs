@@ -8,7 +8,9 @@
 //! either; the CPU executor's deterministic mode moves tasks around on purpose to catch
 //! programs whose results depend on them.
 
+use crate::abi::ErrorCode;
 use crate::arch;
+use crate::error::{Failure, raise};
 use crate::lane::{SCRATCH, Scratch};
 
 /// Runs `f` with the calling thread's scratch memory ([`crate::SCRATCH_WORDS`] words; shared memory
@@ -80,4 +82,38 @@ pub fn thread() -> u32 {
 #[inline(always)]
 pub fn num_queues() -> u32 {
     arch::current_lane().region().num_queues
+}
+
+/// Whether the launch running the calling task is being stopped: a device error elsewhere, or
+/// the host's watchdog (`gtap_host::Config::watchdog`) found that no warp made progress.
+///
+/// The runtime cannot interrupt a task: a task that loops waiting for something (a flag
+/// another task sets, a value in a buffer) should check this in its loop and return when it
+/// is `true`, so that a launch that will never finish can be stopped and reported. The first
+/// task that sees a watchdog stop here is named in the report. It costs one device-memory read.
+///
+/// ```
+/// # fn inside_a_task(flag: &core::sync::atomic::AtomicU32) -> u32 {
+/// let mut spins = 0;
+/// while flag.load(core::sync::atomic::Ordering::Acquire) == 0 {
+///     if gtap_device::thread::stop_requested() {
+///         return 0; // the launch is over: give up waiting
+///     }
+///     spins += 1;
+/// }
+/// # spins }
+/// ```
+#[inline]
+pub fn stop_requested() -> bool {
+    let lane = arch::current_lane();
+    let control = lane.region().control();
+    if !control.stopping() {
+        return false;
+    }
+    if control.stopped_by_watchdog() {
+        // SAFETY: the calling lane owns its context.
+        let info = unsafe { lane.ctx().info.as_ref() };
+        raise(Failure::in_task(ErrorCode::Watchdog, info, 0, 0));
+    }
+    true
 }

@@ -1,6 +1,8 @@
 //! Runtime configuration: what the user may set, defaults derived from the device, and
 //! validation with messages that say what to change.
 
+use std::time::Duration;
+
 use gtap_device::abi::{
     Geometry, HEADER_BYTES, Layout, MAX_QUEUES, POOL_CELL_BYTES, RING_ENTRY_BYTES, SLOT_ALIGN,
     align_up,
@@ -50,6 +52,14 @@ pub struct Config {
     /// 14-level recursion or a 1 KiB local array already overflows. Memory reserved is this
     /// times the resident threads. Default: [`Config::DEFAULT_STACK_BYTES`].
     pub stack_bytes: Option<u32>,
+    /// How long a launch may go without any warp finishing a scheduling step before the
+    /// watchdog stops it and returns [`Error::Stalled`](crate::Error::Stalled), which says what
+    /// every warp was doing. `None` turns the watchdog off (a launch that stalls then hangs).
+    /// The environment variable `GTAP_WATCHDOG` (seconds, e.g. `2.5`, or `off`) overrides it.
+    /// Default: [`Config::DEFAULT_WATCHDOG`], far longer than any scheduling step of a
+    /// well-formed program, so only a launch that is stuck trips it. A task that runs longer
+    /// than this in one piece (no spawn, no wait) needs a larger value.
+    pub watchdog: Option<Duration>,
 }
 
 impl Default for Config {
@@ -69,8 +79,11 @@ impl Config {
             max_task_memory_bytes: None,
             max_registers: None,
             stack_bytes: None,
+            watchdog: Some(Self::DEFAULT_WATCHDOG),
         }
     }
+    /// The watchdog's period when [`Config::watchdog`] is left alone: a minute.
+    pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(60);
     /// The per-thread stack gtap asks for when [`Config::stack_bytes`] is unset.
     pub const DEFAULT_STACK_BYTES: u32 = 4096;
     /// Sets [`Config::grid_size`].
@@ -107,6 +120,35 @@ impl Config {
     pub const fn stack_bytes(mut self, bytes: u32) -> Self {
         self.stack_bytes = Some(bytes);
         self
+    }
+    /// Sets [`Config::watchdog`] (`None`: off).
+    pub const fn watchdog(mut self, after: Option<Duration>) -> Self {
+        self.watchdog = after;
+        self
+    }
+
+    /// The watchdog's period: `GTAP_WATCHDOG` if set, else [`Config::watchdog`].
+    pub(crate) fn watchdog_period(&self) -> Result<Option<Duration>, ConfigError> {
+        match std::env::var("GTAP_WATCHDOG") {
+            Ok(value) => parse_watchdog(&value),
+            Err(_) => Ok(self.watchdog),
+        }
+    }
+}
+
+/// Parses `GTAP_WATCHDOG`: seconds (a positive decimal number) or `off`.
+fn parse_watchdog(value: &str) -> Result<Option<Duration>, ConfigError> {
+    let value = value.trim();
+    if value.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    match value.parse::<f64>() {
+        Ok(seconds) if seconds > 0.0 && seconds.is_finite() && seconds < 1e9 => {
+            Ok(Some(Duration::from_secs_f64(seconds)))
+        }
+        _ => Err(ConfigError::Watchdog {
+            value: value.to_string(),
+        }),
     }
 }
 
@@ -240,6 +282,14 @@ pub enum ConfigError {
     MaxRegisters {
         /// The requested cap.
         got: u32,
+    },
+    /// `GTAP_WATCHDOG` is neither seconds nor `off`.
+    #[error(
+        "GTAP_WATCHDOG={value:?} is invalid: give the watchdog's period in seconds (for example 30 or 2.5), or off"
+    )]
+    Watchdog {
+        /// The variable's value.
+        value: String,
     },
     /// A task record is too large or over-aligned.
     #[error(
@@ -564,6 +614,22 @@ mod tests {
             .unwrap_err();
         assert!(matches!(e, ConfigError::StackBytes { bytes: 16, .. }));
         assert!(e.to_string().contains("at least 256"), "{e}");
+    }
+
+    #[test]
+    fn the_watchdog_variable_takes_seconds_or_off() {
+        assert_eq!(parse_watchdog("off"), Ok(None));
+        assert_eq!(
+            parse_watchdog(" 2.5 "),
+            Ok(Some(Duration::from_millis(2500)))
+        );
+        assert_eq!(parse_watchdog("30"), Ok(Some(Duration::from_secs(30))));
+        for bad in ["", "0", "-1", "5s", "inf", "NaN"] {
+            let e = parse_watchdog(bad).unwrap_err();
+            assert!(e.to_string().contains("GTAP_WATCHDOG"), "{e}");
+        }
+        assert_eq!(Config::new().watchdog, Some(Config::DEFAULT_WATCHDOG));
+        assert_eq!(Config::new().watchdog(None).watchdog, None);
     }
 
     #[test]

@@ -1,18 +1,21 @@
 //! The CPU backend: the runtime's memory in host memory, run by `gtap-device`'s CPU executor
 //! (`gtap_device::cpu::run`) on OS threads or in its deterministic simulation.
 
-use std::time::Instant;
+use std::convert::Infallible;
+use std::time::{Duration, Instant};
 
 use gtap_device::Kernel;
 use gtap_device::abi::Layout;
-use gtap_device::cpu::{self, RunError, State};
+use gtap_device::cpu::{self, Monitor, RunError, State};
 
 use crate::config::{Config, Limits};
-use crate::device_error::DeviceError;
+use crate::device_error::{DeviceError, DeviceErrorKind};
 use crate::error::{Error, Result};
 use crate::records;
 use crate::runtime::Launch;
+use crate::stall::{StallDetector, StallReport, WarpActivity};
 use crate::stats::Stats;
+use crate::watchdog::{self, Outcome, Watched};
 
 /// How the CPU executor runs the warps.
 pub use gtap_device::cpu::Mode as CpuMode;
@@ -26,6 +29,7 @@ pub(crate) struct Cpu {
     state: State,
     block: u32,
     mode: CpuMode,
+    watchdog: Option<Duration>,
 }
 
 impl Cpu {
@@ -52,6 +56,7 @@ impl Cpu {
             state: State::new(layout),
             block,
             mode,
+            watchdog: config.watchdog_period()?,
         })
     }
 
@@ -79,16 +84,64 @@ impl Cpu {
 
     pub(crate) fn launch<K: Kernel>(&mut self, args: K::Args) -> Result<Launch<K::Output>> {
         let wall = Instant::now();
-        let ran = cpu::run::<K>(&mut self.state, self.mode, args);
+        let watch = self.watchdog.map(|period| {
+            move |monitor: Monitor| {
+                let warps = monitor.warps();
+                let Ok(outcome) = watchdog::watch(&mut CpuWatch(monitor), warps, period);
+                if let Outcome::Stalled {
+                    quiet,
+                    words,
+                    stopped: false,
+                } = &outcome
+                {
+                    // The launch cannot return while a task holds the calling thread: say why.
+                    let report = StallReport {
+                        kernel: K::NAME,
+                        detector: StallDetector::Watchdog { quiet: *quiet },
+                        warps: WarpActivity::decode(words),
+                        stopped: false,
+                        device_error: None,
+                    };
+                    eprintln!("gtap: {report}");
+                }
+                outcome
+            }
+        });
+        let (ran, watched) = cpu::run_watched::<K, _, _>(&mut self.state, self.mode, args, watch);
         let kernel_ms = wall.elapsed().as_secs_f64() * 1e3;
-        let result = ran.map_err(|e| match e {
-            RunError::Aborted(report) => match DeviceError::from_report(&report) {
+        let result = ran.map_err(|e| match (e, watched) {
+            (
+                RunError::Aborted(report),
+                Some(Outcome::Stalled {
+                    quiet,
+                    words,
+                    stopped,
+                }),
+            ) => Error::Stalled(Box::new(StallReport {
+                kernel: K::NAME,
+                detector: StallDetector::Watchdog { quiet },
+                warps: WarpActivity::decode(&words),
+                stopped,
+                device_error: DeviceError::from_report(&report),
+            })),
+            (RunError::Aborted(report), _) => match DeviceError::from_report(&report) {
+                Some(e) if e.kind == DeviceErrorKind::Stalled => {
+                    Error::Stalled(Box::new(StallReport {
+                        kernel: K::NAME,
+                        detector: StallDetector::Deterministic {
+                            idle_rounds: e.value,
+                        },
+                        warps: WarpActivity::decode(&self.state.status_words()),
+                        stopped: true,
+                        device_error: None,
+                    }))
+                }
                 Some(e) => Error::Device(Box::new(e)),
                 None => Error::HostPanic {
                     message: "launch aborted without an error report".into(),
                 },
             },
-            RunError::Panicked(message) => Error::HostPanic { message },
+            (RunError::Panicked(message), _) => Error::HostPanic { message },
         })?;
         let stats = Stats::collect(
             self.state.layout(),
@@ -99,5 +152,23 @@ impl Cpu {
             wall.elapsed().as_secs_f64() * 1e3,
         );
         Ok(Launch { result, stats })
+    }
+}
+
+/// The CPU side of the watchdog: the executor's [`Monitor`] of the running launch.
+struct CpuWatch(Monitor);
+
+impl Watched for CpuWatch {
+    type Error = Infallible;
+    fn wait(&mut self, pause: Duration) -> Result<bool, Infallible> {
+        Ok(self.0.wait(pause))
+    }
+    fn read(&mut self, words: &mut [u64]) -> Result<(), Infallible> {
+        self.0.read(words);
+        Ok(())
+    }
+    fn stop(&mut self) -> Result<(), Infallible> {
+        self.0.stop();
+        Ok(())
     }
 }

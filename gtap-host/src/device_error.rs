@@ -23,6 +23,9 @@ pub enum DeviceErrorKind {
     ResultTooLarge,
     /// The deterministic executor found nothing runnable before the root finished.
     Stalled,
+    /// The watchdog stopped the launch and this task saw it first (it was waiting in a loop
+    /// that checks `gtap::thread::stop_requested`).
+    Watchdog,
     /// A code this version does not know.
     Unknown(u32),
 }
@@ -99,6 +102,7 @@ impl DeviceError {
             Some(ErrorCode::Panic) => DeviceErrorKind::Panic,
             Some(ErrorCode::ResultTooLarge) => DeviceErrorKind::ResultTooLarge,
             Some(ErrorCode::Stalled) => DeviceErrorKind::Stalled,
+            Some(ErrorCode::Watchdog) => DeviceErrorKind::Watchdog,
             None => DeviceErrorKind::Unknown(r.code),
         };
         Some(Self {
@@ -195,6 +199,10 @@ impl fmt::Display for DeviceError {
                 f,
                 "no task could run for {} scheduling rounds but the root had not finished: a task waits for something that never happens{site}",
                 self.value
+            ),
+            DeviceErrorKind::Watchdog => write!(
+                f,
+                "a task was still waiting when the watchdog stopped the launch (it saw the stop in gtap::thread::stop_requested){site}; whatever it waits for never came"
             ),
             DeviceErrorKind::Unknown(code) => write!(f, "unknown device error code {code}{site}"),
         }

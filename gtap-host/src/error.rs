@@ -4,6 +4,7 @@ use cudarc::driver::DriverError;
 
 use crate::config::ConfigError;
 use crate::device_error::DeviceError;
+use crate::stall::StallReport;
 
 /// A failed runtime operation.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +52,19 @@ pub enum Error {
     /// panic in user code, ...).
     #[error("{0}")]
     Device(Box<DeviceError>),
+    /// The launch made no progress: the watchdog ([`Config::watchdog`](crate::Config::watchdog))
+    /// stopped it, or the deterministic CPU executor found nothing to run before the root
+    /// finished. The report lists what every warp was doing. When
+    /// [`StallReport::stopped`] is `true` the runtime stays usable; otherwise a task is still
+    /// running on the GPU and only ending the process stops it.
+    #[error("{0}")]
+    Stalled(Box<StallReport>),
+    /// A task of a launch that the watchdog stopped never returned, so that launch's kernel
+    /// still runs and this runtime cannot launch again.
+    #[error(
+        "a task of an earlier launch never returned after the watchdog stopped it, so its kernel still runs on the GPU: this runtime cannot launch again, and only ending the process stops that kernel (make waiting loops check gtap::thread::stop_requested())"
+    )]
+    KernelStillRunning,
     /// The kernel itself faulted (illegal address, trap, stack overflow, ...), which kills its
     /// CUDA context: this runtime and its buffers cannot be used any more.
     #[error(

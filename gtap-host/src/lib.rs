@@ -30,14 +30,18 @@ mod gpu;
 mod records;
 mod runtime;
 mod schedules;
+mod stall;
 mod stats;
 mod timing;
+mod watchdog;
 
 pub use buffer::Buffer;
 pub use config::{Config, ConfigError};
 pub use cpu::CpuMode;
 pub use device_error::{DeviceError, DeviceErrorKind, PoolGrowth};
 pub use error::{AfterFault, Error, Result};
+/// What a warp was doing, as a [`StallReport`] lists it.
+pub use gtap_device::abi::WarpState;
 /// The kernel and layout types this crate's API uses, so that host code needs no other gtap
 /// crate to name them (`gtap::Kernel` is the same trait).
 pub use gtap_device::abi::{Geometry, Layout};
@@ -45,4 +49,5 @@ pub use gtap_device::{Cubin, DeviceCode, KernelModule};
 pub use gtap_device::{Kernel, KernelArg, KernelArgs};
 pub use runtime::{BackendKind, Launch, Runtime};
 pub use schedules::{Schedule, ScheduleError, check_schedules, check_schedules_with};
+pub use stall::{StallDetector, StallReport, WarpActivity};
 pub use stats::{ModuleLoad, ModuleSource, Stats};

@@ -152,7 +152,9 @@ impl Runtime {
     /// overflow) kills the CUDA context and comes back as [`Error::KernelFault`], which names
     /// the likely causes and says what became of the GPU: on a runtime of [`Runtime::gpu`],
     /// gtap resets the device so that a new runtime works, while this one and its buffers
-    /// answer [`Error::ContextLost`] from then on.
+    /// answer [`Error::ContextLost`] from then on. A launch in which no warp makes progress
+    /// for [`Config::watchdog`](crate::Config::watchdog) is stopped and comes back as
+    /// [`Error::Stalled`], saying what every warp was doing.
     ///
     /// With `GTAP_TIME=1` in the environment, every launch prints a timing report to stderr
     /// and the process prints a summary per kernel at exit.

@@ -207,3 +207,53 @@ pub fn subsets(items: gtap::Slice<u32>, target: u32) -> u64 {
 pub fn subsets_kernel(items: gtap::Slice<u32>, target: u32) -> u64 {
     gtap::entry!(subsets(items, target))
 }
+
+/// Fibonacci, for a correct launch after a stalled one on the same runtime.
+#[gtap::function]
+pub fn fib(n: u32) -> u64 {
+    if n < 2 {
+        return n as u64;
+    }
+    let (mut a, mut b) = (0, 0);
+    gtap::task!(a = fib(n - 1));
+    gtap::task!(b = fib(n - 2));
+    gtap::taskwait!();
+    a + b
+}
+
+/// Root of [`fib`].
+#[gtap::kernel]
+pub fn fib_kernel(n: u32) -> u64 {
+    gtap::entry!(fib(n))
+}
+
+/// Waits for `flag[0]` to become nonzero, which nothing ever sets: a launch that cannot
+/// finish. The loop checks `gtap::thread::stop_requested`, so the watchdog can stop it.
+#[gtap::function]
+pub fn wait_for_flag(flag: gtap::SliceMut<u32>) -> u32 {
+    let mut spins = 0u32;
+    while flag.atomic_add(0, 0) == 0 {
+        if gtap::thread::stop_requested() {
+            return spins;
+        }
+        spins = spins.wrapping_add(1);
+    }
+    spins
+}
+
+/// Computes `fib(n)` beside a task that waits forever for `flag[0]`: the launch stalls once
+/// the Fibonacci tree is done.
+#[gtap::function]
+pub fn stall(flag: gtap::SliceMut<u32>, n: u32) -> u64 {
+    let (mut a, mut b) = (0, 0);
+    gtap::task!(a = fib(n));
+    gtap::task!(b = wait_for_flag(flag));
+    gtap::taskwait!();
+    a + b as u64
+}
+
+/// Root of [`stall`].
+#[gtap::kernel]
+pub fn stall_kernel(flag: gtap::SliceMut<u32>, n: u32) -> u64 {
+    gtap::entry!(stall(flag, n))
+}

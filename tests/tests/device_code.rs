@@ -136,6 +136,8 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("tree_u16_kernel", &["ping", "tree_u16"]),
             ("subsets_kernel", &["subsets"]),
             ("mixed_kernel", &["fill", "mixed_root"]),
+            ("fib_kernel", &["fib"]),
+            ("stall_kernel", &["fib", "stall", "wait_for_flag"]),
         ],
         &[
             "wide",
@@ -152,6 +154,9 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             "subsets",
             "fill",
             "mixed_root",
+            "fib",
+            "stall",
+            "wait_for_flag",
         ],
     );
 }

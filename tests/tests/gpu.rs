@@ -252,6 +252,57 @@ fn queue_overflow_is_reported_and_the_runtime_survives() {
 }
 
 #[test]
+fn watchdog_stops_a_launch_waiting_forever_then_the_runtime_runs_fib() {
+    use gtap_host::{StallDetector, WarpState};
+    use std::time::{Duration, Instant};
+    // Generous enough that 32 scheduling steps fit in it under compute-sanitizer too.
+    let period = Duration::from_secs(2);
+    let config = Config::new().watchdog(Some(period));
+    let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, config) else {
+        return;
+    };
+    let mut flag = rt.upload(&[0u32]).unwrap();
+    for round in 0..3 {
+        let start = Instant::now();
+        let e = rt
+            .launch(gtap_tests::stall_kernel, (flag.slice_mut(), 20))
+            .unwrap_err();
+        let took = start.elapsed();
+        let Error::Stalled(report) = e else {
+            panic!("round {round}: expected a stall, got {e}")
+        };
+        println!("round {round}, returned after {took:?}: {report}");
+        assert!(
+            took >= period && took < period * 10,
+            "round {round}: {took:?}"
+        );
+        assert!(matches!(report.detector, StallDetector::Watchdog { .. }));
+        assert!(report.stopped, "round {round}: every warp left the launch");
+        assert_eq!(report.warps.len(), rt.layout().geometry.warps() as usize);
+        let working: Vec<_> = report
+            .warps
+            .iter()
+            .filter(|w| w.state == Some(WarpState::Working))
+            .collect();
+        assert_eq!(working.len(), 1, "round {round}: {report}");
+        let task = report
+            .device_error
+            .as_ref()
+            .expect("the waiting task is named");
+        assert_eq!(task.kind, DeviceErrorKind::Watchdog, "{report}");
+        assert_eq!(task.task, "wait_for_flag");
+        assert_eq!(task.warp, working[0].warp, "{report}");
+        for n in [20, 25] {
+            assert_eq!(
+                rt.launch(gtap_tests::fib_kernel, (n,)).unwrap().result,
+                fib::fib_seq(n),
+                "round {round}: fib({n}) after the stall"
+            );
+        }
+    }
+}
+
+#[test]
 fn runs_on_the_callers_cudarc_stream() {
     // SAFETY: only probes whether the driver library loads.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {

@@ -21,11 +21,14 @@ pub enum ErrorCode {
     /// Nothing could run but the root had not finished (`value` = idle scheduling rounds).
     /// Only the deterministic CPU executor detects this.
     Stalled = 7,
+    /// The host's watchdog stopped the launch, and this task saw it first
+    /// (`gtap::thread::stop_requested`): it was waiting for something that had not come.
+    Watchdog = 8,
 }
 
 impl ErrorCode {
     /// Every code, in the order of their values.
-    pub const ALL: [ErrorCode; 7] = [
+    pub const ALL: [ErrorCode; 8] = [
         Self::QueueOverflow,
         Self::PoolExhausted,
         Self::InvalidQueue,
@@ -33,6 +36,7 @@ impl ErrorCode {
         Self::Panic,
         Self::ResultTooLarge,
         Self::Stalled,
+        Self::Watchdog,
     ];
 
     /// Decodes a raw code written by the device; `None` for 0 (no error) and unknown codes.

@@ -8,7 +8,7 @@
 
 use super::{
     HEADER_BYTES, MAX_QUEUES, POOL_CELL_BYTES, REGION_ALIGN, RING_ENTRY_BYTES, ROOT_RESULT_BYTES,
-    SLOT_ALIGN, WarpStats, align_up,
+    SLOT_ALIGN, WarpStats, WarpStatus, align_up,
 };
 use crate::pool::PoolMeta;
 use crate::queue::QueueMeta;
@@ -133,6 +133,8 @@ pub struct Layout {
     pub pool_cells: u64,
     /// One [`WarpStats`] per warp.
     pub stats: u64,
+    /// One [`WarpStatus`] per warp, read by the host's watchdog while the kernel runs.
+    pub status: u64,
     /// Task slots, `slot_bytes` each.
     pub slots: u64,
     /// Total bytes.
@@ -157,6 +159,7 @@ impl Layout {
         let queue_meta = region(queues * core::mem::size_of::<QueueMeta>() as u64);
         let pool_meta = region(warps * core::mem::size_of::<PoolMeta>() as u64);
         let stats = region(warps * core::mem::size_of::<WarpStats>() as u64);
+        let status = region(warps * core::mem::size_of::<WarpStatus>() as u64);
         let cells = warps << geometry.id_shift();
         let pool_cells = region(cells * POOL_CELL_BYTES);
         let rings = region(queues * geometry.ring_entries() as u64 * RING_ENTRY_BYTES);
@@ -170,15 +173,22 @@ impl Layout {
             pool_meta,
             pool_cells,
             stats,
+            status,
             slots: slots_at,
             bytes: align_up(at, REGION_ALIGN as u64),
         })
     }
 
     /// The metadata that must be zeroed before every launch: control words, root result, queue
-    /// and pool metadata, statistics.
+    /// and pool metadata, statistics, warp statuses.
     pub fn reset_range(&self) -> core::ops::Range<u64> {
         self.control..self.pool_cells
+    }
+
+    /// Byte offset of the launch's stop word, into which the host's watchdog writes
+    /// [`STOPPED_BY_WATCHDOG`](super::STOPPED_BY_WATCHDOG) to stop a running launch.
+    pub fn stop_word(&self) -> u64 {
+        self.control + Control::STOP_WORD_OFFSET
     }
 
     /// The free-id cells, which must be zeroed before a launch as far as the previous launch
@@ -360,6 +370,7 @@ mod tests {
             (l.queue_meta, queues * 128),
             (l.pool_meta, warps * 128),
             (l.stats, warps * core::mem::size_of::<WarpStats>() as u64),
+            (l.status, warps * core::mem::size_of::<WarpStatus>() as u64),
             (l.pool_cells, (warps << 7) * 8),
             (l.rings, queues * 32 * 4),
             (l.slots, warps * 96 * 64),

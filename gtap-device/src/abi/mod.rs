@@ -15,6 +15,7 @@
 //! | [`shared_bytes`] | dynamic shared memory per block at launch |
 //! | [`ErrorReport`], [`ErrorCode`] | decodes the first device failure |
 //! | [`WarpStats`] | reads one per warp after a launch |
+//! | [`WarpStatus`], [`WarpState`], [`STOPPED_BY_WATCHDOG`], [`Layout::stop_word`] | the watchdog reads each warp's status while a launch runs, and stops a stalled one |
 //! | [`MAX_QUEUES`], [`HEADER_BYTES`], [`ROOT_RESULT_BYTES`] | validates the configuration |
 //! | [`RING_ENTRY_BYTES`], [`POOL_CELL_BYTES`] | the memory each task slot costs beyond itself |
 //! | [`MAX_REGISTERS`] | the register ceiling of `ptxas` (builder) and of the driver's JIT (host) |
@@ -25,6 +26,7 @@ mod error;
 mod layout;
 mod shared;
 mod stats;
+mod status;
 
 pub use error::{ErrorCode, ErrorReport};
 pub use layout::{Geometry, GeometryError, LaunchParams, Layout, Line};
@@ -33,6 +35,7 @@ pub use shared::shared_bytes;
 // placed by the GPU layer only
 pub(crate) use shared::{lane_area_offset, scratch_area_offset, warp_area_offset};
 pub use stats::WarpStats;
+pub use status::{STOPPED_BY_WATCHDOG, WarpState, WarpStatus};
 
 pub use crate::kernel::each_entry_param;
 

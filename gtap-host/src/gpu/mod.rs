@@ -11,11 +11,12 @@
 mod memory;
 mod module;
 mod recovery;
+mod watch;
 
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cudarc::driver::sys::{self, CUdeviceptr};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DriverError, result};
@@ -29,12 +30,15 @@ use crate::device_error::DeviceError;
 use crate::error::{AfterFault, Error, Result};
 use crate::records;
 use crate::runtime::Launch;
+use crate::stall::{StallDetector, StallReport, WarpActivity};
 use crate::stats::Stats;
+use crate::watchdog::{self, Outcome};
 
 use memory::PinnedRecord;
 pub(crate) use memory::{Raw, address, download, upload};
 use module::{Module, ModuleCache};
 pub(crate) use recovery::Epoch;
+use watch::GpuWatch;
 
 /// Default cap on the pool budget on the GPU.
 const DEFAULT_BUDGET_CAP: u64 = 8 << 30;
@@ -65,6 +69,8 @@ struct Live {
     error: PinnedRecord,
     start: CudaEvent,
     stop: CudaEvent,
+    /// The watchdog's stream and buffers, made before the first watched launch.
+    watch: Option<GpuWatch>,
 }
 
 /// The GPU backend of a runtime.
@@ -88,6 +94,10 @@ pub(crate) struct Gpu {
     /// Per kernel: the blocks a launch uses and the registers the kernel got.
     kernel_shapes: HashMap<&'static str, KernelShape>,
     launches: u32,
+    /// The watchdog's period (`None`: off, and launches are waited for by a plain synchronize).
+    watchdog: Option<Duration>,
+    /// A task of a launch the watchdog stopped never returned: its kernel still runs.
+    stuck: bool,
     pub(crate) device_name: String,
 }
 
@@ -197,6 +207,7 @@ impl Gpu {
             default_budget_cap: DEFAULT_BUDGET_CAP,
         };
         let (layout, block) = config.resolve(&limits, records::device(code))?;
+        let watchdog = config.watchdog_period()?;
         let mut kernel_shapes = HashMap::new();
         for (&name, &k) in names.iter().zip(&kernels) {
             let fit = per_sm(k, block);
@@ -243,6 +254,7 @@ impl Gpu {
             error,
             start,
             stop,
+            watch: None,
         };
         // The region and the error record start cleared, as `reset` leaves them.
         Ok(Self {
@@ -257,6 +269,8 @@ impl Gpu {
             shared: shared_bytes(block) as u32,
             kernel_shapes,
             launches: 0,
+            watchdog,
+            stuck: false,
             device_name,
         })
     }
@@ -280,10 +294,16 @@ impl Gpu {
     }
 
     fn live(&self) -> Result<&Live> {
+        if self.stuck {
+            return Err(Error::KernelStillRunning);
+        }
         self.live.as_ref().ok_or(Error::ContextLost)?.get()
     }
 
     fn live_mut(&mut self) -> Result<&mut Live> {
+        if self.stuck {
+            return Err(Error::KernelStillRunning);
+        }
         self.live.as_mut().ok_or(Error::ContextLost)?.get_mut()
     }
 
@@ -327,7 +347,14 @@ impl Gpu {
         let (region_ptr, out_ptr) = (self.region_ptr, self.out_ptr);
         let (stats_offset, stack_bytes) = (self.layout.stats as usize, self.stack_bytes);
         let seed = self.launches.wrapping_mul(0x9e37_79b9);
+        let (watchdog, region_warps) = (self.watchdog, self.layout.geometry.warps() as usize);
         let live = self.live_mut()?;
+        if watchdog.is_some() && live.watch.is_none() {
+            // Before the launch: allocating pinned memory while a kernel runs may wait for it.
+            let watch = GpuWatch::new(live.stream.context(), region_warps)
+                .map_err(Error::driver("preparing the watchdog"))?;
+            live.watch = Some(watch);
+        }
         let f = live.modules.function(K::NAME)?;
         // The stack limit belongs to the context, which other runtimes may share and set.
         keep_stack(live.stream.context(), stack_bytes)?;
@@ -374,9 +401,35 @@ impl Gpu {
         live.stop
             .record(&live.stream)
             .map_err(Error::driver("recording an event"))?;
-        if let Err(source) = live.stream.synchronize() {
-            let record = DeviceError::from_report(&live.error.read()).map(Box::new);
-            return Err(self.fault(source, record));
+        let waited = match (watchdog, &mut live.watch) {
+            (Some(period), Some(watch)) => watch
+                .launch(&live.start, &live.stop, region_ptr, &layout)
+                .and_then(|mut launched| {
+                    watchdog::watch(&mut launched, layout.geometry.warps() as usize, period)
+                }),
+            _ => live.stream.synchronize().map(|()| Outcome::Ended),
+        };
+        match waited {
+            Ok(Outcome::Ended) => {}
+            Ok(Outcome::Stalled {
+                quiet,
+                words,
+                stopped,
+            }) => {
+                let device_error = DeviceError::from_report(&live.error.read());
+                self.stuck = !stopped;
+                return Err(Error::Stalled(Box::new(StallReport {
+                    kernel: K::NAME,
+                    detector: StallDetector::Watchdog { quiet },
+                    warps: WarpActivity::decode(&words),
+                    stopped,
+                    device_error,
+                })));
+            }
+            Err(source) => {
+                let record = DeviceError::from_report(&live.error.read()).map(Box::new);
+                return Err(self.fault(source, record));
+            }
         }
         if let Some(e) = DeviceError::from_report(&live.error.read()) {
             return Err(Error::Device(Box::new(e)));
