@@ -11,7 +11,7 @@
 //!
 //! * [`Mode::Parallel`]: one OS thread per warp, each running [`Worker::run`] exactly as a GPU
 //!   warp does; the fallback when there is no GPU.
-//! * [`Mode::Deterministic`]: every warp lives on the calling thread. A seeded generator picks
+//! * [`Mode::Deterministic`]: every warp lives on one thread. A seeded generator picks
 //!   which warp steps next, shuffles the order of lanes within a step, places each task of a
 //!   batch on a random lane, picks a random non-empty queue instead of the fullest, and seeds
 //!   victim selection. The same seed gives the same schedule; different seeds resume
@@ -61,15 +61,18 @@ pub struct State {
     mem: Vec<Line>,
     error: Box<ErrorReport>,
     layout: Layout,
+    stack_bytes: u32,
 }
 
 impl State {
-    /// Zeroed memory for `layout`.
-    pub fn new(layout: Layout) -> Self {
+    /// Zeroed memory for `layout`, run by worker threads with `stack_bytes` of stack for
+    /// children run inline ([`LaunchParams::stack_bytes`]) beyond the scheduler's own.
+    pub fn new(layout: Layout, stack_bytes: u32) -> Self {
         Self {
             mem: vec![Line([0; REGION_ALIGN]); (layout.bytes as usize).div_ceil(REGION_ALIGN)],
             error: Box::new(ErrorReport::EMPTY),
             layout,
+            stack_bytes,
         }
     }
 
@@ -134,6 +137,7 @@ impl State {
             options,
             seed,
             host: driver as *const Driver as u64,
+            stack_bytes: self.stack_bytes,
         }
     }
 
@@ -277,6 +281,47 @@ struct Driver {
 #[derive(Debug)]
 struct Aborted;
 
+/// Stack a CPU worker thread has beyond [`LaunchParams::stack_bytes`], for the frames of the
+/// executor and the scheduler above the point its warp starts measuring from.
+const SCHEDULER_STACK_BYTES: usize = 1 << 20;
+
+/// Runs `f` on a new scoped thread with a stack of the launch's `stack_bytes` plus the
+/// scheduler's, so that an inline child's stack check (see [`crate::task`]) measures against
+/// a stack that really is there. A panic escaping `f` (a runtime bug; user panics are caught
+/// per task) is passed on with its payload.
+fn on_worker_thread<'s, 'e>(
+    scope: &'s std::thread::Scope<'s, 'e>,
+    region: &Region,
+    f: impl FnOnce() + Send + 's,
+) -> std::thread::ScopedJoinHandle<'s, ()> {
+    std::thread::Builder::new()
+        .stack_size(region.stack_bytes as usize + SCHEDULER_STACK_BYTES)
+        .spawn_scoped(scope, f)
+        .unwrap_or_else(|e| panic!("gtap: cannot start a CPU worker thread: {e}"))
+}
+
+/// A value the calling thread hands to the one worker thread that uses it, and waits (in the
+/// thread scope) until that thread is done: the root task's arguments and result area.
+struct Handed<T>(T);
+
+// SAFETY: the value is used by one thread at a time: the worker it was handed to, while the
+// calling thread is blocked in the scope that joins that worker.
+unsafe impl<T> Send for Handed<T> {}
+
+impl<T> Handed<T> {
+    /// The value (a method, so a closure captures the whole wrapper, not its field).
+    fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+/// Waits for a worker thread, passing on a panic that escaped it.
+fn join(handle: std::thread::ScopedJoinHandle<'_, ()>) {
+    if let Err(payload) = handle.join() {
+        std::panic::resume_unwind(payload);
+    }
+}
+
 /// Rounds in which no warp of the deterministic executor could do anything, per warp, before
 /// it reports the launch as stalled (`gtap-host` turns the record into the same stall report as
 /// its watchdog's, with every warp's published state).
@@ -304,8 +349,16 @@ where
             create_root::<T>(warp, site, args);
         }
     };
+    let shared = Shared(&region);
     match driver.mode {
-        Mode::Deterministic { seed } => deterministic::<T>(&region, seed, &mut root),
+        Mode::Deterministic { seed } => std::thread::scope(|s| {
+            let root = Handed(&mut root);
+            join(on_worker_thread(s, &region, move || {
+                let (shared, root) = (shared, root.into_inner());
+                // SAFETY: the view outlives the scope (see `Shared`).
+                deterministic::<T>(unsafe { &*shared.0 }, seed, root)
+            }))
+        }),
         Mode::Parallel => parallel::<T>(&region, &mut root),
     }
     if region.control().aborted() {
@@ -364,18 +417,25 @@ unsafe impl Send for Shared {}
 unsafe impl Sync for Shared {}
 
 fn parallel<T: TaskFunction>(region: &Region, root: &mut dyn FnMut(&Warp)) {
+    let root = Handed(root);
     let shared = Shared(region);
     std::thread::scope(|s| {
-        for w in 1..region.warps {
-            s.spawn(move || {
-                let shared = shared;
-                let warp = Warp::new(shared.0, w, None);
-                Worker::new(&warp).run::<T>();
-            });
-        }
-        let warp = Warp::new(region, 0, None);
-        let mut worker = Worker::new(&warp);
-        worker.start_root(|w| root(w));
-        worker.run::<T>();
+        let workers: Vec<_> = (1..region.warps)
+            .map(|w| {
+                on_worker_thread(s, region, move || {
+                    let shared = shared;
+                    let warp = Warp::new(shared.0, w, None);
+                    Worker::new(&warp).run::<T>();
+                })
+            })
+            .collect();
+        join(on_worker_thread(s, region, move || {
+            let (shared, root) = (shared, root.into_inner());
+            let warp = Warp::new(shared.0, 0, None);
+            let mut worker = Worker::new(&warp);
+            worker.start_root(|w| root(w));
+            worker.run::<T>();
+        }));
+        workers.into_iter().for_each(join);
     });
 }

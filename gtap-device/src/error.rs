@@ -1,7 +1,7 @@
 //! Device-side failures: the first one is reported to the host, and every worker stops.
 //!
-//! A failure (queue overflow, exhausted task pool, bad queue index, oversized task record,
-//! panic in user code) claims the single [`ErrorReport`](crate::abi::ErrorReport) with a compare-and-swap, fills it in,
+//! A failure (exhausted task pool, bad queue index, oversized task record, panic in user
+//! code) claims the single [`ErrorReport`](crate::abi::ErrorReport) with a compare-and-swap, fills it in,
 //! and raises the launch's abort flag, which a warp reads whenever it has nothing to run and
 //! otherwise once every `STOP_CHECK_STEPS` scheduling steps (see [`crate::scheduler`]). The
 //! report lives in host memory mapped into the device, so the host can read it even when the

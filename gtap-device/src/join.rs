@@ -235,6 +235,46 @@ mod tests {
         assert!(!region.control().finished());
     }
 
+    /// Continuations land on the warp of the last child, whoever owns the parents: here 32
+    /// parents of another warp resume on a queue of 16 entries that already has a full kept
+    /// batch. A queue overflow once; now 16 go to the ring and 16 to the overflow list.
+    #[test]
+    fn continuations_beyond_a_full_ring_go_to_the_overflow_list() {
+        let launch = Launch::leak(geometry(2, 64, 4));
+        let region = launch.region();
+        let runner = Warp::new(region, RUNNER, None);
+        runner.each(Warp::splat(()), |lane, ()| {
+            queue::stage(&arch::current_lane(), region.task_id(RUNNER, lane), 1)
+        });
+        let parents: Vec<u32> = (0..32).map(|i| region.task_id(OWNER, i)).collect();
+        let mut done = Warp::splat(Done::NOTHING);
+        for (lane, &p) in parents.iter().enumerate() {
+            set_header(region, p, NONE, 1, 1);
+            done[lane] = Done {
+                task: region.task_id(OWNER, 32 + lane as u32),
+                parent: p,
+            };
+        }
+        complete(&runner, done);
+        assert_eq!(launch.error(), None);
+        let batch = queue::fold(&runner, false);
+        assert_eq!(batch.len, 32, "the kept batch");
+        assert_eq!(
+            region.queue_meta(RUNNER, 1).count.load(Ordering::Relaxed),
+            16
+        );
+        let mut resumed: Vec<u32> = (0..16).map(|k| queue::read(region, RUNNER, 1, k)).collect();
+        loop {
+            let n = queue::take_overflow(region, runner.shared()) as usize;
+            if n == 0 {
+                break;
+            }
+            resumed.extend((0..n).map(|k| runner.shared().keep[0][k].load()));
+        }
+        resumed.sort_unstable();
+        assert_eq!(resumed, parents, "every parent resumes exactly once");
+    }
+
     #[test]
     fn a_wait_without_a_queue_clause_resumes_on_the_spawn_queue() {
         let (launch, runner, _owner) = setup();

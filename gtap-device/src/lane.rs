@@ -14,6 +14,9 @@ pub(crate) const SUSPEND: u32 = 2;
 pub(crate) const FAILED: u32 = 4;
 /// The lane's scratch memory is lent out (`gtap::thread::scratch`).
 pub(crate) const SCRATCH: u32 = 8;
+/// The lane runs a child inline (no task slot was free): every spawn runs inline too, and no
+/// wait suspends (see [`crate::task`]).
+pub(crate) const INLINE: u32 = 16;
 
 /// Words of scratch memory each thread has (`gtap::thread::scratch`).
 pub const SCRATCH_WORDS: usize = 16;
@@ -28,9 +31,11 @@ pub struct LaneCtx {
     pub(crate) task: u32,
     /// Children spawned by this poll since the task's last wait.
     pub(crate) spawned: u32,
-    /// [`SUSPEND`], [`FAILED`] and [`SCRATCH`] bits.
+    /// [`SUSPEND`], [`FAILED`], [`SCRATCH`] and [`INLINE`] bits.
     pub(crate) flags: u32,
-    pub(crate) _pad: u32,
+    /// Low 32 bits of the thread's stack address where the worker started (see
+    /// [`stack_address`]): how much stack an inline child may still use is measured from here.
+    pub(crate) stack_top: u32,
     /// The task function being polled (for error reports).
     pub(crate) info: *const TaskInfo,
 }
@@ -41,9 +46,33 @@ impl LaneCtx {
         task: u32::MAX,
         spawned: 0,
         flags: 0,
-        _pad: 0,
+        stack_top: 0,
         info: core::ptr::null(),
     };
+
+    /// An idle lane whose worker starts at the calling frame's stack depth.
+    #[inline(always)]
+    pub fn starting_here() -> LaneCtx {
+        LaneCtx {
+            stack_top: stack_address(),
+            ..Self::IDLE
+        }
+    }
+}
+
+/// Low 32 bits of an address in the calling frame's stack: the difference of two of them on one
+/// thread is the stack used between the two frames (either direction of growth, and a thread's
+/// stack is far below 4 GiB). On the GPU it is the generic address of a local.
+#[inline(always)]
+pub(crate) fn stack_address() -> u32 {
+    let marker = 0u8;
+    core::hint::black_box(&marker) as *const u8 as usize as u32
+}
+
+/// Bytes of stack used between the frame that took `top` and the calling frame.
+#[inline(always)]
+pub(crate) fn stack_used(top: u32) -> u32 {
+    (stack_address().wrapping_sub(top) as i32).unsigned_abs()
 }
 
 /// Everything a lane needs while it polls a task: its own context, its warp's shared state and

@@ -27,7 +27,7 @@ use crate::arch::{self, Warp, shadow};
 use crate::pool::{self, PoolLocal};
 use crate::queue;
 use crate::scheduler::Worker;
-use crate::testing::{Fib, Launch, fib, geometry, root_fib};
+use crate::testing::{Fib, Launch, TEST_STACK_BYTES, fib, geometry, root_fib};
 
 /// Explores `f` with loom, at most `preemptions` preemptions per execution unless
 /// `LOOM_MAX_PREEMPTIONS` says otherwise.
@@ -63,6 +63,7 @@ fn launch(geometry: Geometry) -> &'static Launch {
             let _ = meta.head.load(Ordering::Relaxed);
             let _ = meta.lock.load(Ordering::Relaxed);
         }
+        let _ = region.pool_meta(w).fresh.load(Ordering::Relaxed);
         // Position 0 is the zeroed state: this writes the same values, through the shadows.
         pool::preset_ring(region, &PoolLocal::new(), w, 0);
     }
@@ -111,6 +112,32 @@ fn fib_run(warps: u32, n: u32, at: u32) {
     assert_eq!(launch.fib_result(), Ok(fib(n)));
 }
 
+/// Fib(n) on two warps of two slots each, with rings of one entry: spawns that borrow the
+/// other warp's slots or run inline, ids that wait on overflow lists. Both warps run on loom
+/// threads with the stack a CPU worker thread has for inline children (loom's own are 32 KiB).
+fn fib_tiny_run(n: u32) {
+    let launch = launch(geometry(2, 2, 2));
+    let workers: Vec<_> = (0..2)
+        .map(|w| {
+            loom::thread::Builder::new()
+                .stack_size(2 * TEST_STACK_BYTES as usize)
+                .spawn(move || {
+                    let warp = Warp::new(launch.region(), w, None);
+                    let mut worker = Worker::new(&warp);
+                    if w == 0 {
+                        worker.start_root(|w| root_fib(w, n));
+                    }
+                    worker.run::<Fib>();
+                })
+                .expect("a loom thread")
+        })
+        .collect();
+    for t in workers {
+        t.join().expect("worker thread");
+    }
+    assert_eq!(launch.fib_result(), Ok(fib(n)));
+}
+
 #[test]
 fn loom_fib_two_warps() {
     model(2, || fib_run(2, 3, 0));
@@ -124,6 +151,11 @@ fn loom_fib_two_warps_across_wrap() {
 #[test]
 fn loom_fib4_two_warps() {
     model(1, || fib_run(2, 4, 0));
+}
+
+#[test]
+fn loom_fib_tiny_pools_and_queues() {
+    model(1, || fib_tiny_run(3));
 }
 
 #[test]
@@ -162,7 +194,8 @@ fn loom_pool_ring_handoff_across_wrap() {
                 }
             });
         });
-        // Allocate only what producers have reserved: the exhaustion wait is not modelled.
+        // Allocate once both positions are reserved (an allocation that finds none does not
+        // wait: it would borrow warp 1's fresh ids).
         while region.pool_meta(0).frees.load(Ordering::Relaxed) != 1 {
             loom::thread::yield_now();
         }
@@ -178,5 +211,38 @@ fn loom_pool_ring_handoff_across_wrap() {
         let mut first = first;
         first.sort_unstable();
         assert_eq!(again, first);
+    });
+}
+
+/// Borrowing: warp 1 claims its own fresh ids one at a time and, once they are out, warp 0's,
+/// while warp 0's restock claims a stash's worth of its own with one add and, once those are
+/// out, borrows warp 1's. Ten requests for eight ids: whatever the interleaving, every id of
+/// both warps is handed out exactly once.
+#[test]
+fn loom_borrowed_fresh_ids_are_claimed_once() {
+    model(2, || {
+        let launch = launch(geometry(2, 4, 1));
+        let borrower = loom::thread::spawn(move || {
+            let warp = Warp::new(launch.region(), 1, None);
+            on_lane0(&warp, || {
+                let lane = arch::current_lane();
+                (0..6)
+                    .filter_map(|_| pool::alloc(&lane))
+                    .collect::<Vec<u32>>()
+            })
+        });
+        let region = launch.region();
+        let owner = Warp::new(region, 0, None);
+        pool::restock(&owner);
+        let mut ids: Vec<u32> = on_lane0(&owner, || {
+            let lane = arch::current_lane();
+            (0..4).filter_map(|_| pool::alloc(&lane)).collect()
+        });
+        ids.extend(borrower.join().expect("borrower thread"));
+        ids.sort_unstable();
+        let all: Vec<u32> = (0..2)
+            .flat_map(|w| (0..4).map(move |i| region.task_id(w, i)))
+            .collect();
+        assert_eq!(ids, all);
     });
 }

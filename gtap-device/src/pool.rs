@@ -1,9 +1,10 @@
 //! Task-ID pools: each warp owns `slots_per_warp` task slots.
 //!
-//! A warp allocates ids only from its own pool; a finished task's id goes back to the pool of
-//! the warp that owns it, whichever warp ran the task. Because a warp's ids never migrate,
-//! "slots per warp" is an exact limit on the tasks a warp may have spawned and not yet seen
-//! finish, on the GPU and in the CPU executor alike.
+//! A warp allocates ids from its own pool, and only once those are all out borrows never-used
+//! ids of other warps (*Borrowing* below); a finished task's id goes back to the pool of the
+//! warp that owns it, whichever warp ran the task. Because an id always returns to its owner,
+//! "slots per warp" is an exact limit on the ids of a warp in use at once, on the GPU and in
+//! the CPU executor alike.
 //!
 //! # Protocol
 //!
@@ -26,16 +27,27 @@
 //!   it waits for `2 * (t / n) + 1`, takes the id, and hands the cell to the next round's
 //!   producer with `2 * (t / n) + 2`. At most `slots_per_warp <= n` ids exist, so a producer
 //!   never laps an unconsumed cell.
-//! * **Fresh ids** `w << id_shift | fresh` (the warp-local `fresh` counter) are used only when
-//!   the ring is empty, so a zeroed pool needs no setup and the slots in circulation stay few
-//!   and hot in cache.
+//! * **Fresh ids** `w << id_shift | c` for `c` below `slots_per_warp`, the count `c` claimed
+//!   with one relaxed add on the warp's `fresh` counter in device memory (the warp-local
+//!   `fresh` caches the last value read, a lower bound). They are used only when the ring is
+//!   empty, so a zeroed pool needs no setup and the slots in circulation stay few and hot in
+//!   cache; the owner claims them a stash at a time, so the add is rare.
+//! * **Borrowing.** A warp whose own ids are all out (stash, ring and fresh ids empty) claims a
+//!   fresh id of another warp from that warp's `fresh` counter, the same add. The id stays the
+//!   lender's: it is freed into the lender's ring like any id of that warp. Since every fresh
+//!   id is claimed once, at most `slots_per_warp` ids of a warp exist, whoever holds them, so
+//!   the whole grid's slots serve one deep computation (a chain far deeper than one warp's
+//!   share) and a ring still never laps. (Per-warp live counts then straddle warps: `live` is
+//!   exact for the grid, not per warp.)
 //! * **Wrap-around.** Positions (`frees`, `taken`) are free-running `u32`s and wrap after 2^32;
 //!   they are compared by distance (`after`), never by value, and sequence numbers are
 //!   computed from the wrapped position, so round `2^(32 - id_shift)` is round 0 again.
-//! * **Exhaustion.** Once every fresh id is out and the stash is empty, an allocation claims
-//!   the next ring position and waits for a producer; if none has reserved it (`frees` not
-//!   after `t`) for a long while, the pool is exhausted. (Ids freed on this warp in the current
-//!   step wait in `freed` until the step ends, so right at the limit they do not count.)
+//! * **Exhaustion.** An allocation takes only ring positions a producer has already reserved
+//!   (`frees` after `taken`), then fresh ids, then borrowed ones; with none of those the pool is
+//!   exhausted *for now* and `alloc` says so at once, without claiming a position it might
+//!   never consume. The spawn then runs the child inline instead ([`crate::task`]). (Ids freed
+//!   on this warp in the current step wait in `freed` until the step ends, so right at the
+//!   limit they do not count.)
 //! * **Aborts.** A producer waits for a consumer, a consumer for a producer. After a device
 //!   error the other side may never come (a warp stopped, or gave up a position it had
 //!   reserved), so every such wait reads the abort flag every `SPINS_PER_ABORT_CHECK`
@@ -84,6 +96,9 @@ pub const STASH: u32 = 64;
 pub struct PoolMeta {
     /// Ring positions reserved by producers (ids freed so far on other warps).
     pub(crate) frees: AtomicU32,
+    /// Fresh ids claimed, by the owner or borrowers (may overshoot `slots_per_warp`: a claim at
+    /// or past it gets nothing).
+    pub(crate) fresh: AtomicU32,
 }
 
 /// One cell of a warp's free-id ring.
@@ -108,8 +123,10 @@ pub struct PoolLocal {
     freed: [LocalU32; STASH as usize],
     /// Pushes onto `freed` this step (may exceed `STASH`: the overflowing lanes free to the ring).
     freed_len: LocalU32,
-    /// Fresh ids handed out.
+    /// The owner's last view of its `PoolMeta::fresh`, at most `slots_per_warp` (a lower bound).
     fresh: LocalU32,
+    /// The warp the last borrowed id came from (0: none yet; the search starts after it).
+    lender: LocalU32,
     /// Ring positions consumed.
     taken: LocalU32,
     /// Last `frees` value read (a lower bound).
@@ -118,6 +135,8 @@ pub struct PoolLocal {
     handed: LocalU32,
     /// Ids freed on this warp and taken back without the ring.
     kept: LocalU32,
+    /// Children run inline because no id was free (wraps after 2^32).
+    inlined: LocalU32,
 }
 
 impl PoolLocal {
@@ -129,11 +148,21 @@ impl PoolLocal {
             freed: [const { LocalU32::new(0) }; STASH as usize],
             freed_len: LocalU32::new(0),
             fresh: LocalU32::new(0),
+            lender: LocalU32::new(0),
             taken: LocalU32::new(0),
             frees_seen: LocalU32::new(0),
             handed: LocalU32::new(0),
             kept: LocalU32::new(0),
+            inlined: LocalU32::new(0),
         }
+    }
+}
+
+impl PoolLocal {
+    /// Counts a child run inline (any lane, diverged or not).
+    #[inline]
+    pub(crate) fn count_inline(&self) {
+        self.inlined.fetch_add(1);
     }
 }
 
@@ -143,9 +172,9 @@ impl Default for PoolLocal {
     }
 }
 
-/// How long an allocation waits for a producer that reserved a cell but has not filled it, and
-/// re-reads `frees` before calling the pool exhausted.
-const PATIENCE: u32 = 1 << 16;
+/// Other warps an exhausted warp asks for a fresh id per allocation: a bounded search, so that
+/// an allocation on a grid whose every fresh id is out costs a few reads, not one per warp.
+const LENDERS_PER_ALLOC: u32 = 4;
 
 /// Backoffs of a wait between two reads of the launch's abort flag: often enough that an error
 /// elsewhere ends the wait within microseconds, rarely enough that the device-memory read costs
@@ -191,26 +220,41 @@ fn empty_seq(region: &Region, p: u32) -> u32 {
     (p >> region.id_shift).wrapping_mul(2)
 }
 
-/// Allocates a task id from the calling lane's warp. `None` means the pool is exhausted (or
-/// the launch aborted while the allocation waited).
-#[inline]
+/// Allocates a task id from the calling lane's warp: [`take_ready`], else [`alloc_slow`].
+#[cfg(test)]
 pub(crate) fn alloc(lane: &LaneView) -> Option<u32> {
+    take_ready(lane).or_else(|| alloc_slow(lane))
+}
+
+/// Takes an id from the warp's stash, the common case. `None`: the stash is empty (then
+/// [`alloc_slow`]).
+#[inline]
+pub(crate) fn take_ready(lane: &LaneView) -> Option<u32> {
     let local = &lane.shared().pool;
     let have = local.ready_len.fetch_add_warp(u32::MAX) as i32;
-    let id = if have > 0 {
-        Some(local.ready[have as usize - 1].load())
-    } else {
-        alloc_slow(lane.region(), local, lane.warp)
-    };
+    if have <= 0 {
+        return None;
+    }
+    local.handed.fetch_add_warp(1);
+    Some(local.ready[have as usize - 1].load())
+}
+
+/// Allocates a task id without the stash. `None` means no id is free now (the pool and the
+/// fresh ids of the warps it asked are all out), or the launch aborted while the allocation
+/// waited for a producer.
+#[inline]
+pub(crate) fn alloc_slow(lane: &LaneView) -> Option<u32> {
+    let local = &lane.shared().pool;
+    let id = take_unstashed(lane.region(), local, lane.warp);
     if id.is_some() {
         local.handed.fetch_add_warp(1);
     }
     id
 }
 
-/// Allocation without the stash: the ring, else a fresh id, else wait for a free.
-#[inline(never)]
-fn alloc_slow(region: &Region, local: &PoolLocal, warp: u32) -> Option<u32> {
+/// A reserved ring position, else a fresh id, else a borrowed one.
+#[inline]
+fn take_unstashed(region: &Region, local: &PoolLocal, warp: u32) -> Option<u32> {
     loop {
         let t = local.taken.load();
         let mut seen = local.frees_seen.load();
@@ -227,19 +271,48 @@ fn alloc_slow(region: &Region, local: &PoolLocal, warp: u32) -> Option<u32> {
             return take(region, warp, t);
         }
     }
-    let c = local.fresh.fetch_add(1);
-    if c < region.slots_per_warp {
-        return Some(region.task_id(warp, c));
+    if local.fresh.load() < region.slots_per_warp
+        && let Some(id) = claim_fresh(region, warp, local)
+    {
+        return Some(id);
     }
-    // Every id is out: wait for one to come back.
-    let t = local.taken.fetch_add(1);
-    let mut spin = Spin::new();
-    while !after(region.pool_meta(warp).frees.load(Ordering::Relaxed), t) {
-        if spin.spins > PATIENCE || !spin.again(region) {
-            return None;
+    borrow(region, local, warp)
+}
+
+/// Claims one fresh id of warp `w`, or `None` when all of them are out. `local`: the owner's
+/// pool state, to update its view of the counter.
+#[inline]
+fn claim_fresh(region: &Region, w: u32, local: &PoolLocal) -> Option<u32> {
+    let c = region.pool_meta(w).fresh.fetch_add(1, Ordering::Relaxed);
+    // Lanes may store these out of order; the view stays a lower bound.
+    local
+        .fresh
+        .store(c.saturating_add(1).min(region.slots_per_warp));
+    (c < region.slots_per_warp).then(|| region.task_id(w, c))
+}
+
+/// Claims a fresh id of another warp, starting with the one that lent the last (see
+/// *Borrowing* in the module docs).
+#[inline(never)]
+fn borrow(region: &Region, local: &PoolLocal, me: u32) -> Option<u32> {
+    let others = region.warps - 1;
+    // `lender` counts the other warps after this one: 0 is warp `me + 1`.
+    let first = local.lender.load();
+    for k in 0..LENDERS_PER_ALLOC.min(others) {
+        let j = (first + k) % others;
+        let w = (me + 1 + j) % region.warps;
+        let fresh = &region.pool_meta(w).fresh;
+        // Read before the add: a lender whose ids are all out is passed by without a write.
+        if fresh.load(Ordering::Relaxed) < region.slots_per_warp {
+            let c = fresh.fetch_add(1, Ordering::Relaxed);
+            if c < region.slots_per_warp {
+                local.lender.store(j);
+                return Some(region.task_id(w, c));
+            }
         }
+        local.lender.store((j + 1) % others);
     }
-    take(region, warp, t)
+    None
 }
 
 /// Consumes ring position `t`, which a producer has reserved. `None`: the launch aborted
@@ -385,14 +458,22 @@ pub(crate) fn restock(warp: &Warp) {
             from_ring = (available.max(0) as u32).min(room);
             room -= from_ring;
         }
-        let fresh_at = local.fresh.load().min(region.slots_per_warp);
-        let from_fresh = if start + moved < STASH / 2 {
-            (region.slots_per_warp - fresh_at).min(room)
-        } else {
-            0
-        };
+        let (mut fresh_at, mut from_fresh) = (0, 0);
+        let view = local.fresh.load();
+        if start + moved < STASH / 2 && view < region.slots_per_warp && room > 0 {
+            // A stash's worth of fresh ids with one add (borrowers may have claimed some).
+            let want = (region.slots_per_warp - view).min(room);
+            let c = region
+                .pool_meta(me)
+                .fresh
+                .fetch_add(want, Ordering::Relaxed);
+            local
+                .fresh
+                .store(c.saturating_add(want).min(region.slots_per_warp));
+            fresh_at = c.min(region.slots_per_warp);
+            from_fresh = (region.slots_per_warp - fresh_at).min(want);
+        }
         local.taken.store(ring_at.wrapping_add(from_ring));
-        local.fresh.store(fresh_at + from_fresh);
         local
             .ready_len
             .store(start + moved + from_ring + from_fresh);
@@ -458,6 +539,12 @@ pub(crate) fn roomy(region: &Region, local: &PoolLocal) -> bool {
     local.fresh.load() < region.slots_per_warp / 2
 }
 
+/// Children the warp's lanes ran inline.
+#[inline]
+pub(crate) fn inlined(local: &PoolLocal) -> u32 {
+    local.inlined.load()
+}
+
 /// Ids the warp has handed out to tasks.
 #[inline]
 pub(crate) fn handed(local: &PoolLocal) -> u32 {
@@ -465,7 +552,8 @@ pub(crate) fn handed(local: &PoolLocal) -> u32 {
 }
 
 /// Tasks of warp `w` allocated and not yet freed (exact when the warp is quiescent, between
-/// steps).
+/// steps, and no ids were borrowed: a borrowed id counts as allocated by the borrower and
+/// freed to its lender).
 #[inline]
 pub(crate) fn live(region: &Region, local: &PoolLocal, warp: u32) -> u32 {
     let back = local
@@ -574,19 +662,56 @@ mod tests {
         let launch = Launch::leak(geometry(2, 2, 1));
         let region = launch.region();
         let (owner, other) = (Warp::new(region, 0, None), Warp::new(region, 1, None));
-        // Both ids handed out; one allocation too many gives up on ring position 0 (the pool
-        // is exhausted: a device error is about to abort the launch).
-        let ids = alloc_on(&owner, 3);
-        assert_eq!(ids[2], None);
-        let (a, b) = (ids[0].expect("fresh id"), ids[1].expect("fresh id"));
-        // Both come back: `a` into position 0, which nobody takes now, `b` into position 1,
-        // which the owner's next allocation takes.
-        free_on(&other, &[a, b]);
-        assert_eq!(alloc_on(&owner, 1), [Some(b)]);
-        // Freeing `b` again reserves position 2, whose cell still holds `a`: the producer waits
-        // for a consumer that will never come.
-        let handle = thread::spawn(move || free_on(&Warp::new(launch.region(), 1, None), &[b]));
+        let ids = some(alloc_on(&owner, 2));
+        // Both come back into ring positions 0 and 1, which the owner has not consumed.
+        free_on(&other, &ids);
+        // Freeing `ids[0]` again (as a warp that stopped mid-protocol might leave it) reserves
+        // position 2, whose cell still holds round 0's id: the producer waits for a consumer
+        // that will never come.
+        let handle =
+            thread::spawn(move || free_on(&Warp::new(launch.region(), 1, None), &ids[..1]));
         abort_unsticks(launch, handle);
+    }
+
+    #[test]
+    fn an_exhausted_warp_borrows_fresh_ids_and_they_go_home() {
+        let launch = Launch::leak(geometry(3, 2, 1));
+        let region = launch.region();
+        let (w0, w1, w2) = (
+            Warp::new(region, 0, None),
+            Warp::new(region, 1, None),
+            Warp::new(region, 2, None),
+        );
+        // Warp 0's two ids, then warp 1's two, then warp 2's two; then nothing, at once.
+        let ids = alloc_on(&w0, 7);
+        let want: Vec<Option<u32>> = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]
+            .map(|(w, i)| Some(region.task_id(w, i)))
+            .into_iter()
+            .chain([None])
+            .collect();
+        assert_eq!(ids, want);
+        assert_eq!(handed(&w0.shared().pool), 6);
+        // The lenders have no fresh id left either, so they wait for their own to come back.
+        assert_eq!(alloc_on(&w1, 1), [None]);
+        // Freed on warp 0, the borrowed ids go into their owners' rings, where the owners take
+        // them.
+        free_on(&w0, &some(ids[2..6].to_vec()));
+        assert_eq!(
+            some(alloc_on(&w1, 2)),
+            [region.task_id(1, 0), region.task_id(1, 1)]
+        );
+        assert_eq!(
+            some(alloc_on(&w2, 2)),
+            [region.task_id(2, 0), region.task_id(2, 1)]
+        );
+        assert_eq!(launch.error(), None);
+    }
+
+    #[test]
+    fn a_single_warp_has_no_one_to_borrow_from() {
+        let launch = Launch::leak(geometry(1, 2, 1));
+        let warp = Warp::new(launch.region(), 0, None);
+        assert_eq!(alloc_on(&warp, 3)[2], None);
     }
 
     #[test]

@@ -24,21 +24,33 @@
 //!   `head` (only thieves write it, under the lock), let their lanes copy the ids out, then
 //!   advance `head` and unlock (release). The owner re-reads `head` (acquire) before reusing a
 //!   slot, so it never overwrites an id a thief has not copied yet.
-//! * **Overflow**: staging more than `queue_capacity` ids beyond `head` is a device error.
+//! * **Overflow list: no queue overflows.** A ring cannot be sized for what lands in it:
+//!   continuations are staged on the warp of the last child, so a warp's rings also receive
+//!   other warps' tasks, and `slots_per_warp / num_queues` bounds nothing. So a ring never has
+//!   to: an id staged at a position the ring has no room for (`pos - head >= capacity`, against
+//!   the warp's view of `head`) goes onto the warp's *overflow list* instead, a stack in shared
+//!   memory (its head, `WarpShared::overflow`) linked through the tasks' own headers: a staged
+//!   task is runnable, so its `pending` counter is unused (it is 0, and rewritten by the task's
+//!   next wait before any child can decrement it) and holds the next id. Every runnable task
+//!   has a record, so the list has room for every task there is: overflow is impossible by
+//!   construction. Positions are handed out in staging order and the room is judged against
+//!   one view of `head` per step (refreshed only by the fold's leader, after the step's
+//!   staging), so the ids that fit are exactly the first ones of each queue and the fold
+//!   publishes a contiguous range. The list is the warp's own: an idle warp takes its next
+//!   batch from it before it pops its rings or steals ([`take_overflow`]), and thieves never see
+//!   it (a ring that overflows is full of ids to steal). The common path pays one comparison
+//!   per id staged past [`KEEP`], as the capacity check it replaces did.
 //! * **DAQ**: an idle warp pops its fullest queue; a thief picks the victim's fullest queue; the
 //!   fold keeps the queue that received the most, so a batch holds tasks of one kind.
 
 use core::sync::atomic::Ordering;
 
-use crate::abi::ErrorCode;
 use crate::arch::{self, AtomicU32, Broadcast, Lanes, WARP_SIZE, Warp};
-use crate::error::{Failure, raise};
 use crate::lane::LaneView;
 use crate::math::XorShift64;
 use crate::record::NONE;
 use crate::region::Region;
 use crate::scheduler::WarpShared;
-use crate::task::TaskInfo;
 
 /// Ids of one queue a warp keeps in shared memory from one step to run in the next: a batch.
 pub const KEEP: u32 = WARP_SIZE;
@@ -84,45 +96,50 @@ pub(crate) fn stage(lane: &LaneView, task: u32, q: u32) {
         return;
     }
     let pos = shared.tails[q as usize].load().wrapping_add(k - KEEP);
-    // SAFETY: the calling lane owns its context.
-    let info = unsafe { lane.ctx().info.as_ref() };
-    if let Some(slot) = ring_slot(lane.region(), shared, lane.warp, q, pos, info) {
-        // SAFETY: `ring_slot` checked that position `pos` is free and within capacity.
-        unsafe { slot.write(task) };
+    place(lane.region(), shared, lane.warp, q, pos, task);
+}
+
+/// Writes `task` at ring position `pos` of the warp's own queue `q`, or, when the ring has no
+/// room there, pushes it onto the warp's overflow list. Straight-line code, no call and no
+/// loop: a kernel stages ids in many places, and what each of them costs in registers adds up.
+#[inline(always)]
+fn place(region: &Region, shared: &WarpShared, me: u32, q: u32, pos: u32, task: u32) {
+    if pos.wrapping_sub(shared.heads[q as usize].load()) < region.queue_capacity {
+        let entry = slot(region, me, q, pos);
+        #[cfg(loom)]
+        arch::shadow::write(entry as usize);
+        // SAFETY: the position lies within capacity of the warp's last view of `head`, which
+        // was read with acquire after the thieves that claimed older ids had copied them out.
+        unsafe { entry.write(task) };
+    } else {
+        // Pushes onto the list. Lanes may push concurrently: each links to the head it
+        // replaced; nobody walks the list before the warp barrier that ends the step.
+        let next = shared.overflow.swap(task);
+        // SAFETY: `task` is staged, so runnable: its lane owns the header until the warp runs
+        // it, and `pending` is unused until its next wait (see the module docs).
+        unsafe {
+            (*region.header(task))
+                .pending
+                .store(next, Ordering::Relaxed)
+        };
     }
 }
 
-/// The ring entry of position `pos` of the warp's own queue `q`, or `None` (and a device
-/// error) when the ring is full: `pos` would overwrite an id thieves have not claimed.
+/// Leader, when the warp has no batch: takes up to 32 ids off the warp's overflow list into
+/// `keep[0]` (free between steps) and returns how many. The lanes read them after a barrier.
 #[inline]
-fn ring_slot(
-    region: &Region,
-    shared: &WarpShared,
-    me: u32,
-    q: u32,
-    pos: u32,
-    info: Option<&TaskInfo>,
-) -> Option<*mut u32> {
-    let cap = region.queue_capacity;
-    if pos.wrapping_sub(shared.heads[q as usize].load()) >= cap {
-        let head = region.queue_meta(me, q).head.load(Ordering::Acquire);
-        shared.heads[q as usize].store(head);
-        if pos.wrapping_sub(head) >= cap {
-            let mut f = Failure::in_task(
-                ErrorCode::QueueOverflow,
-                info,
-                (pos.wrapping_sub(head) + 1) as u64,
-                cap as u64,
-            );
-            f.queue = q;
-            raise(f);
-            return None;
-        }
+pub(crate) fn take_overflow(region: &Region, shared: &WarpShared) -> u32 {
+    let mut id = shared.overflow.load();
+    let mut n = 0;
+    while id != NONE && n < KEEP {
+        shared.keep[0][n as usize].store(id);
+        // SAFETY: a listed task is runnable and unpublished: only this warp touches it, and the
+        // lane that pushed it wrote the link before a warp barrier that precedes this read.
+        id = unsafe { (*region.header(id)).pending.load(Ordering::Relaxed) };
+        n += 1;
     }
-    let entry = slot(region, me, q, pos);
-    #[cfg(loom)]
-    arch::shadow::write(entry as usize);
-    Some(entry)
+    shared.overflow.store(id);
+    n
 }
 
 /// The queue of `warp` with the most published ids, or a random non-empty one in the
@@ -373,9 +390,7 @@ pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
     }
     let keep = best_n.min(KEEP);
     published -= keep;
-    // `each`, not `lanes`: a ring that overflows here raises a device error, which needs the
-    // lane's context (the CPU executor sets it only in `each`; on the GPU both are the same).
-    let ids = warp.each(Warp::splat(()), |lane, ()| {
+    let ids = warp.lanes(|lane| {
         for q in 0..region.num_queues {
             let s = shared.staged[q as usize].load();
             if q == best || lane >= s.min(KEEP) {
@@ -384,10 +399,8 @@ pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
             let pos = shared.tails[q as usize]
                 .load()
                 .wrapping_add(s.saturating_sub(KEEP) + lane);
-            if let Some(slot) = ring_slot(region, shared, me, q, pos, None) {
-                // SAFETY: `ring_slot` checked that position `pos` is free and within capacity.
-                unsafe { slot.write(shared.keep[q as usize][lane as usize].load()) };
-            }
+            let task = shared.keep[q as usize][lane as usize].load();
+            place(region, shared, me, q, pos, task);
         }
         if lane < keep {
             shared.keep[best as usize][lane as usize].load()
@@ -407,15 +420,29 @@ pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
                 continue;
             }
             shared.staged[q as usize].store(0);
-            let publish = if q == best { s - keep } else { s };
+            let to_ring = if q == best { s - keep } else { s };
+            if to_ring == 0 {
+                continue;
+            }
+            // The lanes placed the first `room` of them in the ring, the rest on the overflow
+            // list (the same view of `head`, so the same split).
+            let tail = shared.tails[q as usize].load();
+            let room = region.queue_capacity - tail.wrapping_sub(shared.heads[q as usize].load());
+            let publish = to_ring.min(room);
             if publish > 0 {
                 // Relaxed: the lanes' fence above ordered everything it publishes.
                 region
                     .queue_meta(me, q)
                     .count
                     .add(publish, Ordering::Relaxed);
-                let tail = shared.tails[q as usize].load();
                 shared.tails[q as usize].store(tail.wrapping_add(publish));
+            }
+            if publish == room {
+                // The ring looks full (or overflowed), but thieves may have made room since:
+                // look again for the next step's staging. Acquire: they copied out the ids
+                // they claimed before moving `head`.
+                let head = region.queue_meta(me, q).head.load(Ordering::Acquire);
+                shared.heads[q as usize].store(head);
             }
         }
     });
@@ -539,25 +566,6 @@ mod tests {
         assert!(batch.ids.iter().all(|&id| id == NONE));
     }
 
-    #[test]
-    fn staging_past_capacity_is_a_queue_overflow() {
-        for at in STARTS {
-            // Capacity 32: 32 kept in shared memory plus 32 in the ring fit ...
-            let launch = Launch::leak(geometry(1, 32, 1));
-            let warp = Warp::new(launch.region(), 0, None);
-            preset_positions(launch.region(), warp.shared(), 0, at);
-            stage_on(&warp, 0, 0..64);
-            assert_eq!(launch.error(), None, "start {at}");
-            // ... one more does not.
-            let launch = Launch::leak(geometry(1, 32, 1));
-            let warp = Warp::new(launch.region(), 0, None);
-            preset_positions(launch.region(), warp.shared(), 0, at);
-            stage_on(&warp, 0, 0..65);
-            assert_eq!(launch.error(), Some(ErrorCode::QueueOverflow), "start {at}");
-            assert!(launch.region().control().aborted());
-        }
-    }
-
     fn claim(queue: u32, start: u32, count: u32, owner: u32) -> Claim {
         Claim {
             queue,
@@ -566,9 +574,67 @@ mod tests {
         }
     }
 
+    /// Takes the warp's overflow list, a batch at a time.
+    fn overflow_ids(region: &Region, shared: &WarpShared) -> Vec<u32> {
+        let mut out = Vec::new();
+        loop {
+            let n = take_overflow(region, shared);
+            if n == 0 {
+                return out;
+            }
+            out.extend((0..n).map(|i| shared.keep[0][i as usize].load()));
+        }
+    }
+
+    #[test]
+    fn staging_past_capacity_goes_to_the_overflow_list() {
+        for at in STARTS {
+            // Four queues of 16: 63 ids on one are 32 kept, 16 in the ring and 15 more.
+            let launch = Launch::leak(geometry(1, 64, 4));
+            let region = launch.region();
+            let warp = Warp::new(region, 0, None);
+            preset_positions(region, warp.shared(), 0, at);
+            stage_on(&warp, 0, 0..63);
+            let batch = fold(&warp, false);
+            assert_eq!(
+                batch.ids.to_vec(),
+                (0..32).collect::<Vec<_>>(),
+                "start {at}"
+            );
+            assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 16);
+            assert_eq!(warp.shared().tails[0].load(), at.wrapping_add(16));
+            assert_eq!(ring_ids(region, 0, 0, at, 16), (32..48).collect::<Vec<_>>());
+            // Newest first: the list is a stack.
+            let listed = overflow_ids(region, warp.shared());
+            assert_eq!(listed, (48..63).rev().collect::<Vec<_>>(), "start {at}");
+            assert_eq!(warp.shared().overflow.load(), NONE);
+            assert_eq!(launch.error(), None);
+        }
+    }
+
+    #[test]
+    fn the_overflow_list_hands_out_a_batch_at_a_time() {
+        let launch = Launch::leak(geometry(1, 128, 2));
+        let region = launch.region();
+        let warp = Warp::new(region, 0, None);
+        // 32 kept, 64 in the ring, 30 listed.
+        stage_on(&warp, 1, 0..126);
+        let _ = fold(&warp, false);
+        assert_eq!(take_overflow(region, warp.shared()), 30);
+        assert_eq!(take_overflow(region, warp.shared()), 0);
+        stage_on(&warp, 0, 0..96);
+        stage_on(&warp, 0, 96..128);
+        let _ = fold(&warp, false);
+        assert_eq!(
+            take_overflow(region, warp.shared()),
+            32,
+            "at most a warp's worth"
+        );
+    }
+
     #[test]
     fn a_thief_frees_ring_space_for_the_owner() {
-        let launch = Launch::leak(geometry(2, 32, 1));
+        let launch = Launch::leak(geometry(2, 64, 2));
         let region = launch.region();
         let owner = Warp::new(region, 0, None);
         stage_on(&owner, 0, 0..64);
@@ -578,13 +644,21 @@ mod tests {
         assert_eq!(stolen, claim(0, 0, 32, 0));
         assert_eq!(ring_ids(region, 0, 0, 0, 32), (32..64).collect::<Vec<_>>());
         end_steal(region, 0, 0, 0, 32);
-        // The ring is empty again, so 32 more ids fit behind the fresh kept batch.
-        stage_on(&owner, 0, 100..164);
-        assert_eq!(launch.error(), None);
+        // The owner last saw the ring full: what does not fit its view goes to the list ...
+        stage_on(&owner, 0, 64..128);
+        let _ = fold(&owner, false);
+        assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
         assert_eq!(
-            ring_ids(region, 0, 0, 32, 32),
-            (132..164).collect::<Vec<_>>()
+            overflow_ids(region, owner.shared()),
+            (96..128).rev().collect::<Vec<_>>()
         );
+        // ... and that fold looked at `head` again: the ring is empty, 32 fit behind a batch.
+        stage_on(&owner, 0, 0..64);
+        let _ = fold(&owner, false);
+        assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 32);
+        assert_eq!(ring_ids(region, 0, 0, 32, 32), (32..64).collect::<Vec<_>>());
+        assert_eq!(owner.shared().overflow.load(), NONE);
+        assert_eq!(launch.error(), None);
     }
 
     #[test]

@@ -35,6 +35,7 @@ pub struct Region {
     pub(crate) slot_bytes: u32,
     pub(crate) options: u32,
     pub(crate) seed: u32,
+    pub(crate) stack_bytes: u32,
 }
 
 impl Region {
@@ -69,6 +70,7 @@ impl Region {
             slot_bytes: g.slot_bytes,
             options: p.options,
             seed: p.seed,
+            stack_bytes: p.stack_bytes,
         }
     }
 

@@ -2,11 +2,12 @@
 //!
 //! Thread mode runs one task per lane; a warp runs up to 32 tasks per *step*:
 //!
-//! 1. **Batch.** The warp normally has its next batch from the previous step's fold. If not,
-//!    its leader pops up to 32 ids from its own fullest queue, or steals up to 32 of the oldest
-//!    ids from a random victim's fullest queue ([`crate::queue`]); lanes load the ids in
-//!    parallel, and after a steal every lane, past a warp barrier, issues an acquire fence
-//!    before touching the stolen records (see *Steals* below).
+//! 1. **Batch.** The warp normally has its next batch from the previous step's fold. If not, it
+//!    takes up to 32 ids off its overflow list (ids its rings had no room for), or its leader
+//!    pops up to 32 ids from its own fullest queue, or steals up to 32 of the oldest ids from a
+//!    random victim's fullest queue ([`crate::queue`]); lanes load the ids in parallel, and
+//!    after a steal every lane, past a warp barrier, issues an acquire fence before touching
+//!    the stolen records (see *Steals* below).
 //! 2. **Run.** Each lane with an id polls that task once ([`crate::record`]). The poll may spawn
 //!    children (staged by the warp, `queue::stage`), suspend at a wait, or complete. Nothing in
 //!    a poll fences.
@@ -137,8 +138,12 @@ pub struct WarpShared {
     pub(crate) staged: [LocalU32; MAX_QUEUES],
     /// The first [`KEEP`] ids staged on each queue during the current step.
     pub(crate) keep: [[LocalU32; KEEP as usize]; MAX_QUEUES],
-    /// Last thief head seen per queue (a lower bound; refreshed when a ring looks full).
+    /// Last thief head seen per queue (a lower bound; refreshed by the fold when a ring looks
+    /// full).
     pub(crate) heads: [LocalU32; MAX_QUEUES],
+    /// Head of the warp's overflow list of staged ids its rings had no room for, linked through
+    /// the tasks' headers; [`NONE`] when empty (see the `queue` module docs).
+    pub(crate) overflow: LocalU32,
     /// The warp's task-id pool state.
     pub(crate) pool: PoolLocal,
     /// The warp's statistics, kept here rather than in registers; only the leader lane touches
@@ -163,6 +168,7 @@ impl WarpShared {
             staged: [const { LocalU32::new(0) }; MAX_QUEUES],
             keep: [const { [const { LocalU32::new(0) }; KEEP as usize] }; MAX_QUEUES],
             heads: [const { LocalU32::new(0) }; MAX_QUEUES],
+            overflow: LocalU32::new(NONE),
             pool: PoolLocal::new(),
             stats: UnsafeCell::new(WarpStats::ZERO),
             live: LocalU32::new(u32::MAX),
@@ -293,13 +299,17 @@ impl<'w> Worker<'w> {
         Step::Worked
     }
 
-    /// Finds a batch: what the last step's joins staged, else the warp's own fullest queue,
-    /// else a steal.
+    /// Finds a batch: what the last step's joins staged, else the warp's overflow list, else
+    /// its own fullest queue, else a steal.
     fn refill(&mut self) -> bool {
         let warp = self.warp;
         let region = warp.region();
         if warp.shared().has_staged(region.num_queues) {
             self.batch = queue::fold(warp, false);
+            return true;
+        }
+        if warp.shared().overflow.load() != NONE {
+            self.take_overflow();
             return true;
         }
         let (me, rng) = (self.me, &mut self.rng);
@@ -349,6 +359,30 @@ impl<'w> Worker<'w> {
             self.publish(WarpState::Working);
         }
         true
+    }
+
+    /// Takes the next batch off the warp's overflow list (see the `queue` module docs).
+    #[inline(never)]
+    fn take_overflow(&mut self) {
+        let warp = self.warp;
+        let shared = warp.shared();
+        let n = warp.leader(|| queue::take_overflow(warp.region(), shared));
+        // The leader's list walk and writes of `keep[0]` come before the lanes' reads.
+        warp.sync();
+        let ids = warp.lanes(|lane| {
+            if lane < n {
+                shared.keep[0][lane as usize].load()
+            } else {
+                NONE
+            }
+        });
+        // Nobody stages into `keep` again before every lane has taken its id out of it.
+        warp.sync();
+        self.batch = Batch {
+            ids,
+            len: n,
+            queue: 0,
+        };
     }
 
     /// Fills the lanes a short batch leaves idle with the newest ids the warp published on the
@@ -415,9 +449,11 @@ impl<'w> Worker<'w> {
     pub fn finish(&self) {
         let region = self.warp.region();
         let spawned = pool::handed(&self.warp.shared().pool) as u64;
+        let inlined = pool::inlined(&self.warp.shared().pool) as u64;
         let me = self.me;
         self.count(|s| {
             s.spawned = spawned;
+            s.inlined = inlined;
             // SAFETY: each warp writes only its own statistics slot, once, at the end.
             unsafe { region.stats(me).write(*s) };
             region

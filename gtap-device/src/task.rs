@@ -4,16 +4,33 @@
 //! as an `async` block: the compiler builds the state machine, saves exactly the locals that
 //! live across each wait, and sizes the record. `task!` calls [`spawn`]; `taskwait!` calls
 //! [`prepare_wait`] and awaits [`Suspend`], a zero-sized future.
+//!
+//! # Inline children
+//!
+//! Capacity must not fail a computation that can finish. When a spawn finds no free task slot
+//! (`pool::alloc_slow`: the warp's ids, and the fresh ids of the warps it asked, are all out), the
+//! spawning lane runs the child at once, on its own stack, to completion ([`run_inline`]):
+//! while it does, the lane context's [`INLINE`] bit makes every spawn inside run inline too,
+//! so each `taskwait!` in the subtree finds its children done and never suspends. The child's
+//! result is in its destination when the spawn returns, before the parent's wait, as the rules
+//! require. The subtree runs sequentially; the warp counts it (`WarpStats::inlined`).
+//!
+//! Inline execution is impossible only when the thread's stack cannot hold one more level: the
+//! lane measures the stack used since its worker started ([`crate::lane::stack_used`]) and
+//! compares it, plus the child's future and a reserve for the frames around it
+//! ([`INLINE_RESERVE`]), with the launch's `stack_bytes`. Then the spawn fails with the typed
+//! `PoolExhausted` error instead of overflowing the stack. The common path pays one branch on
+//! the allocation's result.
 
 use core::future::Future;
 use core::pin::Pin;
-use core::task::{Context, Poll};
+use core::task::{Context, Poll, Waker};
 
 use crate::abi::ErrorCode;
 use crate::abi::ROOT_RESULT_BYTES;
 use crate::arch::{self, Warp};
 use crate::error::{Failure, raise};
-use crate::lane::{FAILED, SUSPEND};
+use crate::lane::{FAILED, INLINE, LaneView, SUSPEND, stack_used};
 use crate::record::{self, MAX_ALIGN, NONE};
 use crate::{pool, queue};
 
@@ -161,21 +178,124 @@ where
         raise(f);
         return;
     }
-    let Some(id) = pool::alloc(&lane) else {
-        raise(Failure::at(
-            ErrorCode::PoolExhausted,
-            site,
-            region.slots_per_warp as u64 + 1,
-            region.slots_per_warp as u64,
-        ));
-        return;
-    };
+    // SAFETY: the calling lane owns its context.
+    let inline = unsafe { lane.ctx() }.flags & INLINE != 0;
+    match if inline {
+        None
+    } else {
+        pool::take_ready(&lane)
+    } {
+        Some(id) => start_child::<T, F>(&lane, id, q, dst, fut),
+        // One call for everything off the common path, as the slow allocation alone was: each
+        // call site in a kernel's inlined polls costs registers around it.
+        None => spawn_slow::<T, F>(&lane, site, q, dst, fut),
+    }
+}
+
+/// Writes child `fut`'s record into slot `id`, newly allocated to the calling lane, and stages
+/// it on queue `q`.
+#[inline(always)]
+fn start_child<T, F>(lane: &LaneView, id: u32, q: u32, dst: *mut T::Output, fut: F)
+where
+    T: TaskFunction,
+    F: Future<Output = T::Output>,
+{
     // SAFETY: the calling lane owns its context.
     let ctx = unsafe { lane.ctx() };
-    // SAFETY: `id` was just allocated to this lane, and the record fits the slot (checked above).
-    unsafe { record::write::<T, F>(region.header(id), fut, dst, ctx.task, q) };
+    // SAFETY: `id` was just allocated to this lane, and the record fits the slot (checked by
+    // `spawn_future`).
+    unsafe { record::write::<T, F>(lane.region().header(id), fut, dst, ctx.task, q) };
     ctx.spawned += 1;
-    queue::stage(&lane, id, q);
+    queue::stage(lane, id, q);
+}
+
+/// A spawn the warp's stash of ids could not serve: allocation from the ring, fresh or
+/// borrowed ids, else the child inline (or, inside an inline run, the child inline at once).
+#[inline(never)]
+fn spawn_slow<T, F>(lane: &LaneView, site: &'static Site, q: u32, dst: *mut T::Output, fut: F)
+where
+    T: TaskFunction,
+    F: Future<Output = T::Output>,
+{
+    // SAFETY: the calling lane owns its context.
+    let inline = unsafe { lane.ctx() }.flags & INLINE != 0;
+    match if inline { None } else { pool::alloc_slow(lane) } {
+        Some(id) => start_child::<T, F>(lane, id, q, dst, fut),
+        None => run_inline::<T, F>(lane, site, dst, fut),
+    }
+}
+
+/// Stack an inline child must leave free beyond its future (counted twice: it is built in the
+/// spawning frame and moved into the inline run's), for the frames of one more level of spawn
+/// and poll and a modest sequential leaf. GPU frames are small (the bench kernels' ptxas
+/// reports give well under 256 bytes a level); the CPU's, in debug builds, are not.
+#[cfg(target_arch = "nvptx64")]
+pub(crate) const INLINE_RESERVE: u32 = 1024;
+/// See the GPU's value.
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) const INLINE_RESERVE: u32 = 64 * 1024;
+
+/// Runs child `fut` of task function `T` to completion on the calling lane, because no task
+/// slot is free (see *Inline children* in the module docs), or raises `PoolExhausted` when the
+/// stack cannot hold it. Also reached when the launch aborted during the allocation: then it
+/// only marks the spawn failed.
+#[inline(always)]
+fn run_inline<T, F>(lane: &LaneView, site: &'static Site, dst: *mut T::Output, fut: F)
+where
+    T: TaskFunction,
+    F: Future<Output = T::Output>,
+{
+    let region = lane.region();
+    // SAFETY: the calling lane owns its context.
+    let ctx = unsafe { lane.ctx() };
+    if region.control().aborted() {
+        ctx.flags |= FAILED;
+        return;
+    }
+    let need = stack_used(ctx.stack_top)
+        .saturating_add(2 * core::mem::size_of::<F>() as u32)
+        .saturating_add(INLINE_RESERVE);
+    if need > region.stack_bytes {
+        let mut f = Failure::at(
+            ErrorCode::PoolExhausted,
+            site,
+            need as u64,
+            region.slots_per_warp as u64,
+        );
+        f.task = Some(T::INFO.name);
+        raise(f);
+        return;
+    }
+    let (flags, spawned, info) = (ctx.flags, ctx.spawned, ctx.info);
+    ctx.flags = flags | INLINE;
+    ctx.spawned = 0;
+    ctx.info = &T::INFO;
+    let fut = core::pin::pin!(fut);
+    // Every spawn inside runs inline, so no wait suspends: the first poll completes, unless a
+    // spawn inside failed (the launch is aborting; the child's result is never read).
+    if let Poll::Ready(v) = poll_inline(fut) {
+        if dst.is_null() {
+            drop(v);
+        } else {
+            // SAFETY: `dst` is null or points to a `T::Output` of the spawning task that stays
+            // allocated until its next wait (`#[gtap::function]` checks that one follows); the
+            // old value is overwritten, not dropped, as in a record's poll.
+            unsafe { dst.write(v) };
+        }
+    }
+    lane.shared().pool.count_inline();
+    // SAFETY: as above; the child's frames are gone, the context is this lane's again.
+    let ctx = unsafe { lane.ctx() };
+    ctx.flags = flags | (ctx.flags & FAILED);
+    ctx.spawned = spawned;
+    ctx.info = info;
+}
+
+/// Polls an inline child once. A function of its own, so that the child's poll (inlined here)
+/// does not add its registers to every function that may run a child inline.
+#[inline(never)]
+fn poll_inline<F: Future>(fut: Pin<&mut F>) -> Poll<F::Output> {
+    fut.poll(&mut Context::from_waker(Waker::noop()))
 }
 
 /// First half of `taskwait!`: records how many children the task waits for and on which queue
@@ -304,10 +424,11 @@ mod tests {
 
     use super::*;
     use crate::abi::HEADER_BYTES;
+    use crate::pool;
     use crate::record::Header;
     use crate::region::Region;
     use crate::scheduler::{Step, Worker};
-    use crate::testing::{Fib, Launch, geometry, root_fib, within};
+    use crate::testing::{Fib, Launch, fib, geometry, root_fib, run_fib, within};
 
     const SITE: &Site = &Site {
         function: "test",
@@ -403,6 +524,33 @@ mod tests {
             launch.fib_result()
         });
         assert_eq!(result, Ok(2), "Fib(3) through queue 1");
+    }
+
+    #[test]
+    fn with_no_free_slot_children_run_inline_and_the_result_is_exact() {
+        for seed in [1u64, 2, 3, 4] {
+            // Two warps of two slots, rings of one entry: most of Fib(12)'s 465 tasks run
+            // inline, the rest borrow slots and wait on overflow lists.
+            let launch = Launch::leak(geometry(2, 2, 2));
+            let (result, inlined) = within(20, move || {
+                let (result, warps) = run_fib(launch, 12, seed, |_| {});
+                let inlined: u32 = warps.iter().map(|w| pool::inlined(&w.shared().pool)).sum();
+                (result, inlined)
+            });
+            assert_eq!(result, Ok(fib(12)), "seed {seed}");
+            assert!(inlined > 200, "seed {seed}: {inlined} run inline");
+        }
+    }
+
+    #[test]
+    fn an_inline_child_the_stack_cannot_hold_is_pool_exhausted() {
+        let launch = Launch::leak_with_stack(geometry(1, 2, 2), INLINE_RESERVE);
+        let code = within(20, move || {
+            let (result, _) = run_fib(launch, 12, 1, |_| {});
+            result
+        });
+        assert_eq!(code, Err(ErrorCode::PoolExhausted));
+        assert!(launch.region().control().aborted());
     }
 
     #[test]

@@ -31,6 +31,11 @@ pub(crate) struct Launch {
 impl Launch {
     /// A zeroed launch of `geometry`.
     pub(crate) fn leak(geometry: Geometry) -> &'static Launch {
+        Self::leak_with_stack(geometry, TEST_STACK_BYTES)
+    }
+
+    /// A zeroed launch of `geometry` whose lanes may use `stack_bytes` for inline children.
+    pub(crate) fn leak_with_stack(geometry: Geometry, stack_bytes: u32) -> &'static Launch {
         let layout = Layout::new(geometry).expect("test geometry is valid");
         let mut memory = std::vec![Line([0; REGION_ALIGN]); layout.bytes as usize / REGION_ALIGN];
         let mut error = Box::new(ErrorReport::EMPTY);
@@ -41,6 +46,7 @@ impl Launch {
             options: 0,
             seed: 7,
             host: 0,
+            stack_bytes,
         };
         let region = Region::new(&params);
         Box::leak(Box::new(Launch {
@@ -73,6 +79,9 @@ impl Launch {
 // SAFETY: the region is only accessed through the runtime's atomics and the scheduler's
 // protocol, exactly as the CPU executor shares it between its worker threads.
 unsafe impl Sync for Launch {}
+
+/// Stack the unit tests' lanes may use for inline children: well inside a test thread's 2 MiB.
+pub(crate) const TEST_STACK_BYTES: u32 = 512 * 1024;
 
 /// A geometry of `warps` warps in one block with slots big enough for [`Fib`].
 pub(crate) fn geometry(warps: u32, slots_per_warp: u32, num_queues: u32) -> Geometry {

@@ -62,13 +62,22 @@ impl Kernel for FibKernel {
     }
 }
 
-fn run(mode: Mode, geometry: Geometry, n: u32) -> Result<u64, Box<ErrorReport>> {
-    let mut state = State::new(Layout::new(geometry).unwrap());
+fn run_with_stack(
+    mode: Mode,
+    geometry: Geometry,
+    n: u32,
+    stack_bytes: u32,
+) -> Result<u64, Box<ErrorReport>> {
+    let mut state = State::new(Layout::new(geometry).unwrap(), stack_bytes);
     match cpu::run::<FibKernel>(&mut state, mode, (n,)) {
         Ok(v) => Ok(v),
         Err(RunError::Aborted(record)) => Err(record),
         Err(RunError::Panicked(message)) => panic!("fib panicked: {message}"),
     }
+}
+
+fn run(mode: Mode, geometry: Geometry, n: u32) -> Result<u64, Box<ErrorReport>> {
+    run_with_stack(mode, geometry, n, 1 << 20)
 }
 
 fn geometry(blocks: u32, warps_per_block: u32, slots: u32, queues: u32) -> Geometry {
@@ -98,9 +107,29 @@ fn fib_parallel() {
 }
 
 #[test]
-fn small_pool_is_a_typed_error() {
-    let err = run(Mode::Deterministic { seed: 1 }, geometry(1, 1, 16, 2), 20).unwrap_err();
+fn a_tiny_pool_runs_most_children_inline_and_stays_exact() {
+    for mode in [Mode::Deterministic { seed: 1 }, Mode::Parallel] {
+        let got = run(mode, geometry(1, 2, 16, 2), 20).unwrap_or_else(|e| {
+            panic!(
+                "{mode:?}: code {} value {} limit {} queue {}",
+                e.code, e.value, e.limit, e.queue
+            )
+        });
+        assert_eq!(got, fib_seq(20), "{mode:?}");
+    }
+}
+
+#[test]
+fn a_tiny_pool_without_stack_for_inline_children_is_a_typed_error() {
+    let err = run_with_stack(
+        Mode::Deterministic { seed: 1 },
+        geometry(1, 1, 16, 2),
+        20,
+        1024,
+    )
+    .unwrap_err();
     assert_eq!(err.code, ErrorCode::PoolExhausted as u32);
     assert_eq!(err.limit, 16);
+    assert!(err.value > 1024, "the stack it needed: {}", err.value);
     assert_eq!(ErrorReport::text(&err.task), "fib");
 }

@@ -47,10 +47,14 @@ pub struct Config {
     /// ceiling the SASS built by `gtap-builder` has; setting it makes the runtime compile the
     /// PTX with this ceiling instead of loading that SASS.
     pub max_registers: Option<u32>,
-    /// GPU only: bytes of stack per thread, for recursive or large-frame device code (a
-    /// recursive sequential leaf, a local sort buffer). CUDA's own default is 1 KiB, which a
-    /// 14-level recursion or a 1 KiB local array already overflows. Memory reserved is this
-    /// times the resident threads. Default: [`Config::DEFAULT_STACK_BYTES`].
+    /// Bytes of stack per thread, for recursive or large-frame device code (a recursive
+    /// sequential leaf, a local sort buffer) and for children run inline when no task slot is
+    /// free (each inline level takes its future and a reserve; a spawn that would overflow the
+    /// stack fails with `PoolExhausted` instead). On the GPU this is the per-thread stack limit:
+    /// CUDA's own default is 1 KiB, which a 14-level recursion or a 1 KiB local array already
+    /// overflows, and the memory reserved is this times the resident threads; default
+    /// [`Config::DEFAULT_STACK_BYTES`]. On the CPU executor each worker thread gets this much
+    /// beyond the scheduler's own frames; default 4 MiB.
     pub stack_bytes: Option<u32>,
     /// How long a launch may go without any warp finishing a scheduling step before the
     /// watchdog stops it and returns [`Error::Stalled`](crate::Error::Stalled), which says what

@@ -22,6 +22,8 @@ pub use gtap_device::cpu::Mode as CpuMode;
 
 /// Default pool budget of the CPU executor.
 const DEFAULT_BUDGET_CAP: u64 = 256 << 20;
+/// Stack for inline children per CPU worker thread when `Config::stack_bytes` is unset.
+const DEFAULT_CPU_STACK_BYTES: u32 = 4 << 20;
 /// Most warps (OS threads in parallel mode) the CPU executor runs.
 const MAX_WARPS: u32 = 1024;
 
@@ -53,7 +55,10 @@ impl Cpu {
         };
         let (layout, block) = config.resolve(&limits, records::host())?;
         Ok(Self {
-            state: State::new(layout),
+            state: State::new(
+                layout,
+                config.stack_bytes.unwrap_or(DEFAULT_CPU_STACK_BYTES),
+            ),
             block,
             mode,
             watchdog: config.watchdog_period()?,

@@ -9,9 +9,8 @@ use crate::timing::bytes;
 /// What went wrong on the device. See [`DeviceError`] for where.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceErrorKind {
-    /// A warp's ring queue overflowed.
-    QueueOverflow,
-    /// A warp ran out of task slots.
+    /// A spawn found no free task slot and the thread's stack could not hold the child inline
+    /// (`value`: the stack bytes it needed; `limit`: slots per warp).
     PoolExhausted,
     /// A `queue(...)` clause named a queue outside `0..num_queues`.
     InvalidQueue,
@@ -95,7 +94,6 @@ impl DeviceError {
             return None;
         }
         let kind = match ErrorCode::from_raw(r.code) {
-            Some(ErrorCode::QueueOverflow) => DeviceErrorKind::QueueOverflow,
             Some(ErrorCode::PoolExhausted) => DeviceErrorKind::PoolExhausted,
             Some(ErrorCode::InvalidQueue) => DeviceErrorKind::InvalidQueue,
             Some(ErrorCode::RecordTooLarge) => DeviceErrorKind::RecordTooLarge,
@@ -150,24 +148,16 @@ impl fmt::Display for DeviceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let site = self.site();
         match self.kind {
-            DeviceErrorKind::QueueOverflow => write!(
-                f,
-                "queue {} of warp {} overflowed: {} ids against a capacity of {}{site}; raise max_tasks_per_warp (each queue holds max_tasks_per_warp / num_queues ids)",
-                self.queue.unwrap_or(0),
-                self.warp,
-                self.value,
-                self.limit
-            ),
             DeviceErrorKind::PoolExhausted => {
                 write!(
                     f,
-                    "task pool exhausted: warp {} already holds its limit of {} live tasks (max_tasks_per_warp){site}; ",
-                    self.warp, self.limit
+                    "task pool exhausted: warp {} found none of its {} task slots (max_tasks_per_warp) free, nor a fresh slot of the warps it asked{site}, and could not run the child inline either: that needs {} bytes of the thread's stack, more than stack_bytes; ",
+                    self.warp, self.limit, self.value
                 )?;
                 match self.pool_growth {
                     Some(g) => write!(
                         f,
-                        "raise max_tasks_per_warp (doubling it to {} needs {} more than the pool's {}: max_task_memory_bytes, if set, at least {}), or spawn less (a sequential cutoff)",
+                        "raise max_tasks_per_warp (doubling it to {} needs {} more than the pool's {}: max_task_memory_bytes, if set, at least {}) or stack_bytes, or spawn less (a sequential cutoff)",
                         self.limit * 2,
                         bytes(g.doubling_bytes),
                         bytes(g.pool_bytes),
@@ -175,7 +165,7 @@ impl fmt::Display for DeviceError {
                     ),
                     None => write!(
                         f,
-                        "raise max_tasks_per_warp or max_task_memory_bytes, or spawn less (a sequential cutoff)"
+                        "raise max_tasks_per_warp, max_task_memory_bytes or stack_bytes, or spawn less (a sequential cutoff)"
                     ),
                 }
             }
@@ -241,7 +231,10 @@ mod tests {
         assert!(msg.contains("queue index 5 is outside 0..3"), "{msg}");
         assert!(msg.contains("`fib` at src/x.rs:12"), "{msg}");
         let e = DeviceError::from_report(&report(ErrorCode::PoolExhausted)).unwrap();
-        assert!(e.to_string().contains("raise max_tasks_per_warp"));
+        let msg = e.to_string();
+        assert!(msg.contains("raise max_tasks_per_warp"), "{msg}");
+        assert!(msg.contains("could not run the child inline"), "{msg}");
+        assert!(msg.contains("stack_bytes"), "{msg}");
     }
 
     #[test]
@@ -271,7 +264,7 @@ mod tests {
             msg.contains(&format!("at least {}", doubled.bytes)),
             "{msg}"
         );
-        let other = DeviceError::from_report(&report(ErrorCode::QueueOverflow)).unwrap();
+        let other = DeviceError::from_report(&report(ErrorCode::InvalidQueue)).unwrap();
         assert_eq!(other.clone().with_pool(&layout), other);
     }
 }

@@ -48,7 +48,7 @@ pub enum Error {
         /// The kernel's name.
         name: &'static str,
     },
-    /// A device failure stopped the launch (queue overflow, pool exhausted, bad queue index,
+    /// A device failure stopped the launch (pool exhausted, bad queue index,
     /// panic in user code, ...).
     #[error("{0}")]
     Device(Box<DeviceError>),

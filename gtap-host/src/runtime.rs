@@ -146,7 +146,7 @@ impl Runtime {
 
     /// Runs `kernel` with `args` to completion and returns its result with statistics.
     ///
-    /// A device failure (pool exhausted, queue overflow, bad queue index, panic in a task)
+    /// A device failure (pool exhausted, bad queue index, panic in a task)
     /// comes back as [`Error::Device`] with the task function, source line, thread and the
     /// limit involved; the runtime stays usable. A kernel fault (illegal address, trap, stack
     /// overflow) kills the CUDA context and comes back as [`Error::KernelFault`], which names

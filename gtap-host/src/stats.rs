@@ -12,8 +12,11 @@ pub struct Stats {
     pub launch_ms: f64,
     /// Task polls (a task that waits once is polled twice).
     pub tasks_polled: u64,
-    /// Tasks created (the root included).
+    /// Tasks created (the root included), each in a task slot.
     pub tasks_spawned: u64,
+    /// Children run inline, on the spawning thread's stack, because no task slot was free
+    /// (not counted in `tasks_spawned`). Zero whenever the pool is large enough.
+    pub tasks_inlined: u64,
     /// Successful steals (each moves up to 32 tasks).
     pub steals: u64,
     /// Steal attempts by idle warps.
@@ -123,6 +126,7 @@ impl Stats {
         for w in warps {
             s.tasks_polled += w.tasks;
             s.tasks_spawned += w.spawned;
+            s.tasks_inlined += w.inlined;
             s.steals += w.steals;
             s.steal_attempts += w.steal_attempts;
             s.peak_live_per_warp = s.peak_live_per_warp.max(w.peak_live);

@@ -58,6 +58,15 @@ pub(crate) fn launch_report(kernel: &str, launch: u64, backend: &str, s: &Stats)
         "-".into()
     };
     row("tasks", format!("{} ({rate} per second)", s.tasks_spawned));
+    if s.tasks_inlined > 0 {
+        row(
+            "run inline",
+            format!(
+                "{} children, no task slot free (raise max_tasks_per_warp to spawn them)",
+                s.tasks_inlined
+            ),
+        );
+    }
     row(
         "steals",
         format!("{} (of {} attempts)", s.steals, s.steal_attempts),
@@ -235,6 +244,20 @@ mod tests {
             \x20   peak live tasks  16 per warp, of 1024 slots (sampled every few steps)\n\
             \x20   task pool        4.0 KiB of 256.0 KiB per warp used (1.6%); 3.0 MiB reserved for pools, queues and control\n";
         assert_eq!(r, want);
+    }
+
+    #[test]
+    fn children_run_inline_are_reported_only_when_there_are_some() {
+        let s = Stats {
+            tasks_inlined: 12,
+            ..stats()
+        };
+        let r = launch_report("k", 1, "GPU", &s);
+        assert!(
+            r.contains("    run inline       12 children, no task slot free"),
+            "{r}"
+        );
+        assert!(!launch_report("k", 1, "GPU", &stats()).contains("inline"));
     }
 
     #[test]

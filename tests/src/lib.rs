@@ -163,8 +163,8 @@ pub fn shapes_kernel(n: u32) -> u64 {
 
 /// Spawns `k` leaf children onto queue 1 before joining them. A warp keeps the first 32 ids a
 /// step stages on a queue in shared memory; the rest go to the queue's ring. With 4 queues of
-/// 16 ids each (64 slots per warp), more than 48 children overflow the ring while the pool
-/// still has room.
+/// 16 ids each (64 slots per warp), more than 48 children do not fit the ring while the pool
+/// still has room (they go to the warp's overflow list; once a queue overflow error).
 #[gtap::function]
 pub fn flood(k: u32) -> u32 {
     let mut values = [0u32; 60];
@@ -256,4 +256,24 @@ pub fn stall(flag: gtap::SliceMut<u32>, n: u32) -> u64 {
 #[gtap::kernel]
 pub fn stall_kernel(flag: gtap::SliceMut<u32>, n: u32) -> u64 {
     gtap::entry!(stall(flag, n))
+}
+
+/// A chain of tasks `n` deep: each spawns the next as its only child and waits for it, so all
+/// `n` are live at once, on the warp that spawned the first (nothing is published for others
+/// to steal) unless it runs out of slots.
+#[gtap::function]
+pub fn chain(n: u32) -> u32 {
+    if n == 0 {
+        return 0;
+    }
+    let mut below = 0;
+    gtap::task!(below = chain(n - 1));
+    gtap::taskwait!();
+    below + 1
+}
+
+/// Root of [`chain`]: returns its depth.
+#[gtap::kernel]
+pub fn chain_kernel(n: u32) -> u32 {
+    gtap::entry!(chain(n))
 }

@@ -138,6 +138,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("mixed_kernel", &["fill", "mixed_root"]),
             ("fib_kernel", &["fib"]),
             ("stall_kernel", &["fib", "stall", "wait_for_flag"]),
+            ("chain_kernel", &["chain"]),
         ],
         &[
             "wide",
@@ -151,6 +152,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             "tree_u64",
             "tree_pair",
             "tree_u16",
+            "chain",
             "subsets",
             "fill",
             "mixed_root",

@@ -96,7 +96,9 @@ fn buffers_are_checked_through_the_runtime_of_each_schedule() {
     .unwrap();
     assert_eq!(sum, tree_sum_seq(&nodes));
     assert_eq!(runs, 8);
-    let failed = check_schedules_with(&Config::new().max_tasks_per_warp(32), 0..2, &[1], |rt| {
+    // A pool too small for the tree and a stack too small to run children inline instead.
+    let tiny = Config::new().max_tasks_per_warp(32).stack_bytes(4096);
+    let failed = check_schedules_with(&tiny, 0..2, &[1], |rt| {
         let input = rt.upload(&nodes)?;
         Ok(rt.launch(tree_sum_kernel, (input.slice(),))?.result)
     });

@@ -2,11 +2,12 @@
 //! one or two waits, queue choices for spawns and resumptions, detached children joined by the
 //! implicit wait, three result types) on the CPU executor, in parallel and deterministic mode,
 //! with 1 to 4 queues and pools from roomy to too small, each compared with its sequential
-//! result. A pool or queue that is too small for a tree may end the launch with a typed device
-//! error; a wrong result never passes. `GTAP_STRESS_CASES` sets the number of trees.
+//! result. A pool too small for a tree runs the children it has no slot for inline, and a
+//! queue too small keeps the rest on its warp's overflow list: every tree completes, exactly.
+//! `GTAP_STRESS_CASES` sets the number of trees.
 
 use gtap::math::XorShift64;
-use gtap_host::{Config, CpuMode, DeviceErrorKind, Error, Runtime};
+use gtap_host::{Config, CpuMode, Error, Runtime};
 use gtap_tests::random_trees::{
     MAX_FANOUT, reference, shape, tree_pair_kernel, tree_u16_kernel, tree_u64_kernel,
 };
@@ -70,21 +71,29 @@ impl Case {
     }
 }
 
-/// What a launch did: the result (as in [`reference`]) and the detached children counted.
-fn launch(rt: &mut Runtime, case: &Case) -> Result<(u64, u64), Error> {
+/// What a launch did: the result (as in [`reference`]), the detached children counted, and
+/// the children run inline.
+fn launch(rt: &mut Runtime, case: &Case) -> Result<(u64, u64, u64), Error> {
     let mut counter = rt.alloc_filled(1, 0u64)?;
     let (seed, depth, shape) = (case.seed, case.depth, shape(case.fanout, case.queues));
     let args = (seed, depth, shape, counter.slice_mut());
-    let got = match case.kind {
-        0 => rt.launch(tree_u64_kernel, args)?.result,
-        1 => {
-            let (nodes, sum) = rt.launch(tree_pair_kernel, args)?.result;
-            assert_eq!(nodes, reference(seed, depth, shape).nodes, "{case:?}");
-            sum
+    let (got, stats) = match case.kind {
+        0 => {
+            let l = rt.launch(tree_u64_kernel, args)?;
+            (l.result, l.stats)
         }
-        _ => rt.launch(tree_u16_kernel, args)?.result as u64,
+        1 => {
+            let l = rt.launch(tree_pair_kernel, args)?;
+            let (nodes, sum) = l.result;
+            assert_eq!(nodes, reference(seed, depth, shape).nodes, "{case:?}");
+            (sum, l.stats)
+        }
+        _ => {
+            let l = rt.launch(tree_u16_kernel, args)?;
+            (l.result as u64, l.stats)
+        }
     };
-    Ok((got, rt.download(&counter)?[0]))
+    Ok((got, rt.download(&counter)?[0], stats.tasks_inlined))
 }
 
 #[test]
@@ -93,7 +102,7 @@ fn random_trees_match_their_sequential_results() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(CASES);
-    let (mut completed, mut refused, mut tasks) = (0u64, 0u64, 0u64);
+    let (mut tasks, mut inlined, mut small) = (0u64, 0u64, 0u64);
     for n in 0..cases {
         let (case, nodes, detached) = Case::draw(n);
         let want = reference(case.seed, case.depth, shape(case.fanout, case.queues));
@@ -103,34 +112,19 @@ fn random_trees_match_their_sequential_results() {
             want.sum
         };
         let mut rt = case.runtime(n);
-        match launch(&mut rt, &case) {
-            Ok((got, pings)) => {
-                assert_eq!(got, want_sum, "case {n}: {case:?}");
-                assert_eq!(pings, detached, "case {n}: detached children, {case:?}");
-                completed += 1;
-                tasks += (nodes as u64) + detached;
-            }
-            Err(Error::Device(e)) => {
-                // Only a pool or queue smaller than the whole tree may refuse it.
-                let total = nodes + detached as u32;
-                assert!(
-                    matches!(
-                        e.kind,
-                        DeviceErrorKind::PoolExhausted | DeviceErrorKind::QueueOverflow
-                    ) && case.slots_per_warp / case.queues < total,
-                    "case {n}: {case:?} ({total} tasks) failed: {e}"
-                );
-                refused += 1;
-                rt.reset().expect("reset after a device error");
-            }
-            Err(e) => panic!("case {n}: {case:?}: {e}"),
-        }
+        let (got, pings, ran_inline) =
+            launch(&mut rt, &case).unwrap_or_else(|e| panic!("case {n}: {case:?}: {e}"));
+        assert_eq!(got, want_sum, "case {n}: {case:?}");
+        assert_eq!(pings, detached, "case {n}: detached children, {case:?}");
+        tasks += (nodes as u64) + detached;
+        inlined += ran_inline;
+        small += (case.slots_per_warp / case.queues < nodes + detached as u32) as u64;
     }
     eprintln!(
-        "stress: {cases} trees, {completed} checked ({tasks} tasks), {refused} refused with a typed error"
+        "stress: {cases} trees checked ({tasks} tasks, {inlined} of them run inline), {small} with a pool or queue smaller than the tree"
     );
     assert!(
-        completed * 10 >= cases * 7,
-        "most trees must fit their pools, or the test checks little"
+        small * 10 >= cases,
+        "a tenth of the trees must outgrow their pools, or the test checks little of inline runs"
     );
 }

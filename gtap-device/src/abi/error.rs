@@ -6,9 +6,9 @@
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorCode {
-    /// A warp's ring queue had no room for another task (`limit` = ring capacity).
-    QueueOverflow = 1,
-    /// A warp spawned more live tasks than it has slots (`limit` = slots per warp).
+    // Code 1 was a queue overflow, impossible since the overflow lists (`crate::queue`).
+    /// A spawn found no free task slot and the thread's stack could not hold the child inline
+    /// (`value` = the stack bytes it needed, `limit` = slots per warp).
     PoolExhausted = 2,
     /// A `queue(...)` clause named a queue outside `0..num_queues` (`value` = the index).
     InvalidQueue = 3,
@@ -28,8 +28,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order of their values.
-    pub const ALL: [ErrorCode; 8] = [
-        Self::QueueOverflow,
+    pub const ALL: [ErrorCode; 7] = [
         Self::PoolExhausted,
         Self::InvalidQueue,
         Self::RecordTooLarge,
@@ -116,6 +115,11 @@ mod tests {
             assert_eq!(ErrorCode::from_raw(code as u32), Some(code));
         }
         assert_eq!(ErrorCode::from_raw(0), None);
-        assert_eq!(ErrorCode::from_raw(ErrorCode::ALL.len() as u32 + 1), None);
+        assert_eq!(
+            ErrorCode::from_raw(1),
+            None,
+            "the queue overflow's code, now unused"
+        );
+        assert_eq!(ErrorCode::from_raw(ErrorCode::ALL.len() as u32 + 2), None);
     }
 }

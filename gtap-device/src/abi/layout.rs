@@ -217,6 +217,10 @@ pub struct LaunchParams {
     pub seed: u32,
     /// CPU executor only: address of its driver; zero on the GPU.
     pub host: u64,
+    /// Bytes of stack each thread has for running children inline when no task slot is free
+    /// (the GPU's per-thread stack limit; on the CPU executor, what its worker threads get
+    /// beyond the scheduler's own frames).
+    pub stack_bytes: u32,
 }
 
 #[cfg(test)]

@@ -20,6 +20,8 @@ pub struct WarpStats {
     pub cycles_scheduling: u64,
     /// Clock cycles spent with nothing to run (failed steal attempts and back-off).
     pub cycles_idle: u64,
+    /// Children run inline, on the spawning lane's stack, because no task slot was free.
+    pub inlined: u64,
     /// Most tasks of this warp's pool live at once, sampled every few steps.
     pub peak_live: u32,
     /// Padding.
@@ -37,6 +39,7 @@ impl WarpStats {
         cycles_running: 0,
         cycles_scheduling: 0,
         cycles_idle: 0,
+        inlined: 0,
         peak_live: 0,
         _pad: 0,
     };

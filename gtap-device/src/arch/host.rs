@@ -221,6 +221,11 @@ impl LocalU32 {
         }
         hit
     }
+    /// Stores `v` and returns the previous value.
+    #[inline(always)]
+    pub fn swap(&self, v: u32) -> u32 {
+        self.0.replace(v)
+    }
     /// [`LocalU32::fetch_add`]; on the GPU the lanes that call it together share one atomic.
     /// Simulated lanes run one at a time, so here it is the plain add.
     #[inline(always)]
@@ -390,7 +395,8 @@ impl Warp {
     /// random order and batches are placed on random lanes (the deterministic executor).
     pub fn new(region: *const Region, warp: u32, shuffle_seed: Option<u64>) -> Self {
         Self {
-            lanes: UnsafeCell::new([const { LaneCtx::IDLE }; WARP_SIZE as usize]),
+            // The warp runs on the thread that creates it, from about this depth of its stack.
+            lanes: UnsafeCell::new(core::array::from_fn(|_| LaneCtx::starting_here())),
             scratch: UnsafeCell::new([[0; SCRATCH_WORDS]; WARP_SIZE as usize]),
             shared: WarpShared::new(),
             region,

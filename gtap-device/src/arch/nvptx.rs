@@ -226,6 +226,16 @@ impl LocalU32 {
         };
         old == current
     }
+    /// Stores `v` and returns the previous value.
+    #[inline(always)]
+    pub fn swap(&self, v: u32) -> u32 {
+        let old: u32;
+        // SAFETY: the counter lives in shared memory for the whole kernel.
+        unsafe {
+            asm!("atom.relaxed.cta.exch.b32 {o}, [{p}], {v};", o = out(reg32) old, p = in(reg64) self.0.get(), v = in(reg32) v)
+        };
+        old
+    }
     /// [`LocalU32::fetch_add`] by every lane that calls it at the same time, as one atomic: the
     /// lanes that reach this call together on the same counter elect a leader, which adds
     /// `v` once per lane; each lane gets the value it would have seen had the lanes added one
@@ -368,7 +378,7 @@ pub fn init_block(region: &Region) {
         unsafe { warp_shared(t / WARP_SIZE).write(WarpShared::new()) };
     }
     // SAFETY: each thread initialises its own lane context.
-    unsafe { lane_ctx(t).write(LaneCtx::IDLE) };
+    unsafe { lane_ctx(t).write(LaneCtx::starting_here()) };
     // SAFETY: every thread of the block reaches this barrier exactly once.
     unsafe { core::arch::nvptx::_syncthreads() };
 }

@@ -374,6 +374,7 @@ impl Gpu {
             options: 0,
             seed,
             host: 0,
+            stack_bytes,
         };
         let mut raw: Vec<*mut c_void> = Vec::new();
         each_entry_param(&params, &out_ptr, &args, &mut |p| {
