@@ -6,8 +6,8 @@
 //!   the poll and become runnable after it returns, so no child can finish before its parent's
 //!   poll has ended.
 //! * At a `taskwait!` with `k > 0` children outstanding the parent stores `pending = k` and its
-//!   resume queue in its header (plain stores, published with the step like any record) and
-//!   suspends. With `k == 0` the wait is a no-op.
+//!   resume queue in its header (a relaxed and a plain store, published with the step like any
+//!   record) and suspends. With `k == 0` the wait is a no-op.
 //! * A task that returns with `k > 0` children spawned after its last wait is not finished yet:
 //!   it stores `pending = k` and `resume = COMPLETING` (an implicit wait at the end of every
 //!   task function, so that no child outlives the record its result is written into).
@@ -34,6 +34,27 @@
 //!    parent's header).
 //! 5. The root's completion sets the stop word to finished (`Control::finish`), which ends the
 //!    launch: with the implicit wait, every task has finished by then.
+//!
+//! # Recycled slots: `pending` is never written plainly
+//!
+//! A first-round decrement is an acquire, not a release, and the fold's fence comes before it,
+//! so the decrement's own write is released by nothing. When it is not the last one, nothing
+//! orders it before what follows on the lane that takes `pending` to zero: that lane resumes
+//! the parent, which may finish and free its slot, and another warp writes a new record into
+//! it, all while (in the memory model) the earlier decrement has not "happened before" the new
+//! record. A plain write of the new record's `pending` would then race with that decrement
+//! (ThreadSanitizer reported exactly this on the stress test). Making the decrement
+//! acquire-release would order it, at the cost of a membar per finished task on the GPU.
+//! Instead `pending` is only ever accessed atomically: [`crate::record::write`] initialises it
+//! with a relaxed store (`st.relaxed.gpu`: one more store instruction per spawn than the wide
+//! plain store it was part of, to the same sector, and no membar), the wait
+//! and the return set it with relaxed stores, children decrement it. Atomic accesses do not
+//! race, and the new value is still the one later reads see: the owner's decrement read the
+//! earlier one (so follows it in the word's modification order) and happens before the new
+//! record's store (through the parent's resumption and the slot's release-acquire handoff in
+//! [`crate::pool`]), so by write-write coherence the new store follows every old decrement.
+//! The other header fields are only read by the task's owner, after the handoffs that order
+//! them.
 
 use core::sync::atomic::Ordering;
 

@@ -6,6 +6,7 @@
 
 use core::future::Future;
 use core::pin::Pin;
+use core::sync::atomic::Ordering;
 use core::task::{Context, Poll, Waker};
 
 use crate::abi::HEADER_BYTES;
@@ -40,7 +41,8 @@ pub(crate) struct Header {
     pub(crate) dst: *mut u8,
     /// Parent task id, [`NONE`] for the root.
     pub(crate) parent: u32,
-    /// Children still running at the current wait (or at the implicit wait on return).
+    /// Children still running at the current wait (or at the implicit wait on return). Only
+    /// ever accessed atomically, even when a record is written (see [`crate::join`]).
     pub(crate) pending: AtomicU32,
     /// Queue the task was spawned on; the default queue for its continuations.
     pub(crate) queue: u32,
@@ -82,16 +84,19 @@ pub(crate) unsafe fn write<T, F>(
 {
     #[cfg(loom)]
     arch::shadow::write(h as usize);
-    // SAFETY: per the contract, the slot is free and large enough; nobody else can see it yet.
+    // Field by field, so that `pending` is written atomically: a child of the slot's previous
+    // task may still be in its decrement of that word (see "Recycled slots" in
+    // `crate::join`). The plain fields are written first, so they can still merge into wide
+    // stores.
+    // SAFETY: per the contract, the slot is free and large enough; nobody else can see its
+    // plain fields yet.
     unsafe {
-        h.write(Header {
-            poll: poll_shim::<T, F>,
-            dst: dst as *mut u8,
-            parent,
-            pending: AtomicU32::new(0),
-            queue,
-            resume: SPAWN_QUEUE,
-        });
+        (&raw mut (*h).poll).write(poll_shim::<T, F>);
+        (&raw mut (*h).dst).write(dst as *mut u8);
+        (&raw mut (*h).parent).write(parent);
+        (&raw mut (*h).queue).write(queue);
+        (&raw mut (*h).resume).write(SPAWN_QUEUE);
+        (*h).pending.store(0, Ordering::Relaxed);
         payload::<F>(h).write(fut);
     }
 }

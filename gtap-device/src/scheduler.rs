@@ -39,6 +39,18 @@
 //! ordering among the lanes without naming a scope, and the fence makes the GPU-scope acquire
 //! explicit. Both are on the steal path only, never in a step of a warp that runs its own work.
 //!
+//! **Shared memory.** The lanes' polls and the scheduler's collective code share the warp's
+//! counters (`WarpShared`: staging, queue positions, the pool's stash). The leader updates some
+//! alone (a pop or steal moves `tails`, a fold resets `staged` and advances `tails`) and hands
+//! the result to the lanes by a shuffle, which orders no memory (CUDA: shuffles "do not imply
+//! a memory barrier"); a poll then reads `tails` when it stages more than [`KEEP`] children on
+//! one queue. Without a barrier a lane could compute a ring position from a stale `tails` and
+//! write a child where the fold does not publish it (racecheck reported this pair as a write
+//! in the kernel against a read in a poll shim). So every poll phase lies between two warp
+//! barriers (`bar.warp.sync`, one instruction in a converged warp): one before the polls, one
+//! after. What polls race on among themselves is the pool's `alloc_slow` hint, benign (see
+//! [`crate::pool`]).
+//!
 //! **Workers.** A [`Worker`] is what takes a batch of tasks and runs it. In thread mode (the
 //! only mode so far) a worker is a warp, running one task per lane; it owns a [`WarpShared`]
 //! in shared memory, and its queues and pool are indexed by its warp index. Block mode (one
@@ -269,6 +281,10 @@ impl<'w> Worker<'w> {
             self.publish(WarpState::Searching);
             return Step::Idle;
         }
+        // The leader's writes to the warp's shared counters since the last barrier (a pop's or
+        // a fold's `tails` and `staged`) reach the lanes before their polls stage children
+        // beside them (see "Shared memory" in the module docs).
+        warp.sync();
         let polls = arch::clock();
         let ids = warp.scramble(self.batch.ids);
         let done = warp.each(ids, |_, id| {

@@ -40,10 +40,6 @@ use crate::scheduler::WarpShared;
 pub struct AtomicU32(atomic::AtomicU32);
 
 impl AtomicU32 {
-    /// A new atomic holding `v`.
-    pub const fn new(v: u32) -> Self {
-        Self(atomic::AtomicU32::new(v))
-    }
     /// The atomic operations act on: the word itself, or its loom shadow.
     #[cfg(not(loom))]
     #[inline(always)]
@@ -59,7 +55,9 @@ impl AtomicU32 {
     /// Loads the value.
     #[inline(always)]
     pub fn load(&self, order: Ordering) -> u32 {
-        self.op().load(order)
+        let v = self.op().load(order);
+        acquired(order);
+        v
     }
     /// Stores `v`.
     #[inline(always)]
@@ -69,17 +67,22 @@ impl AtomicU32 {
     /// Adds `v` and returns the previous value.
     #[inline(always)]
     pub fn fetch_add(&self, v: u32, order: Ordering) -> u32 {
-        self.op().fetch_add(v, order)
+        let old = self.op().fetch_add(v, order);
+        acquired(order);
+        old
     }
     /// Adds `v` without waiting for the old value.
     #[inline(always)]
     pub fn add(&self, v: u32, order: Ordering) {
         self.op().fetch_add(v, order);
+        acquired(order);
     }
     /// Subtracts `v` and returns the previous value.
     #[inline(always)]
     pub fn fetch_sub(&self, v: u32, order: Ordering) -> u32 {
-        self.op().fetch_sub(v, order)
+        let old = self.op().fetch_sub(v, order);
+        acquired(order);
+        old
     }
     /// Replaces `current` by `new`; on failure returns the value found.
     #[inline(always)]
@@ -88,7 +91,9 @@ impl AtomicU32 {
             Ordering::Release | Ordering::Relaxed => Ordering::Relaxed,
             _ => Ordering::Acquire,
         };
-        self.op().compare_exchange(current, new, order, failure)
+        let result = self.op().compare_exchange(current, new, order, failure);
+        acquired(order);
+        result
     }
 }
 
@@ -112,7 +117,9 @@ impl AtomicU64 {
     /// Loads the word.
     #[inline(always)]
     pub fn load(&self, order: Ordering) -> u64 {
-        self.op().load(order)
+        let v = self.op().load(order);
+        acquired(order);
+        v
     }
     /// Stores `v`.
     #[inline(always)]
@@ -257,14 +264,34 @@ pub fn fence_system() {
     tsan::fence();
 }
 
+/// After an atomic operation with ordering `order` on a device word: under `tsan`, an acquire
+/// also acquires every fence so far (see the `tsan` module below).
+#[inline(always)]
+fn acquired(order: Ordering) {
+    #[cfg(feature = "tsan")]
+    if matches!(
+        order,
+        Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst
+    ) {
+        tsan::acquire();
+    }
+    #[cfg(not(feature = "tsan"))]
+    let _ = order;
+}
+
 /// Fences that ThreadSanitizer can see (feature `tsan`, set by `scripts/check-sanitize`).
 ///
 /// TSan does not model fences: it would report every handoff that the scheduler orders, as on
 /// the GPU, with a fence and relaxed atomics. So each fence is also an acquire-release
 /// read-modify-write of one global word, which TSan sees: everything before a fence happens
-/// before everything after any later fence. That is more ordering than a fence gives (it does
-/// not check which relaxed access carries the handoff; the loom models do), but a data access
-/// on the wrong side of its fence, or handed over with no fence at all, is still a race.
+/// before everything after any later fence. And every acquire operation on a device word also
+/// acquires that word, because in Rust's model (and PTX's) a release fence followed by a
+/// relaxed store synchronizes with an acquire load that reads the store: the pool's slot
+/// handoff is exactly that (a fence, the free's relaxed store of the ring cell, the take's
+/// acquire load, then the new record's plain writes with no fence between). Both rules give
+/// more ordering than the program has (they do not check which relaxed access carries the
+/// handoff; the loom models do), but an access after the writer's last fence, or handed over
+/// with no fence at all, is still a race.
 #[cfg(feature = "tsan")]
 mod tsan {
     use core::sync::atomic::{AtomicU32, Ordering};
@@ -274,6 +301,13 @@ mod tsan {
     #[inline(always)]
     pub(super) fn fence() {
         FENCES.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The acquire half of a fence: whatever preceded any fence so far happens before what
+    /// follows.
+    #[inline(always)]
+    pub(super) fn acquire() {
+        FENCES.load(Ordering::Acquire);
     }
 }
 

@@ -40,10 +40,6 @@ macro_rules! rmw {
 }
 
 impl AtomicU32 {
-    /// A new atomic holding `v`.
-    pub const fn new(v: u32) -> Self {
-        Self(UnsafeCell::new(v))
-    }
     /// Loads the value (`ld.relaxed.gpu` or `ld.acquire.gpu`).
     #[inline(always)]
     pub fn load(&self, order: Ordering) -> u32 {
