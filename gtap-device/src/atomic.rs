@@ -180,3 +180,134 @@ impl<T: AtomicElement> SliceMut<T> {
         unsafe { T::store(self.element(i), v) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::vec::Vec;
+
+    use crate::slice::SliceMut;
+
+    /// A view of `data`.
+    fn view<T>(data: &mut [T]) -> SliceMut<T> {
+        // SAFETY: the callers keep `data` alive, and touch it only through the view, while the
+        // view is used.
+        unsafe { SliceMut::from_raw_parts(data.as_mut_ptr(), data.len()) }
+    }
+
+    #[test]
+    fn each_operation_returns_the_old_value_and_updates_the_element() {
+        let mut data = [10u32, 20, 30];
+        let v = view(&mut data);
+        assert_eq!(v.atomic_add(1, 5), 20);
+        assert_eq!(v.atomic_min(2, 7), 30);
+        assert_eq!(v.atomic_min(2, 9), 7);
+        assert_eq!(v.atomic_max(0, 3), 10);
+        assert_eq!(v.atomic_max(0, 11), 10);
+        v.atomic_store(1, 99);
+        assert_eq!(data, [11, 99, 7]);
+    }
+
+    #[test]
+    fn a_sequence_of_operations_matches_a_sequential_model() {
+        let ops: [(u8, i32); 8] = [
+            (0, 5),
+            (1, -3),
+            (2, 40),
+            (0, -100),
+            (3, 8),
+            (1, -90),
+            (2, -95),
+            (0, 1),
+        ];
+        let mut data = [0i32; 2];
+        let v = view(&mut data);
+        let mut model = [0i32; 2];
+        for (k, &(op, x)) in ops.iter().enumerate() {
+            let i = k % 2;
+            let old = model[i];
+            model[i] = match op {
+                0 => old.wrapping_add(x),
+                1 => old.min(x),
+                2 => old.max(x),
+                _ => x,
+            };
+            let got = match op {
+                0 => v.atomic_add(i, x),
+                1 => v.atomic_min(i, x),
+                2 => v.atomic_max(i, x),
+                _ => {
+                    v.atomic_store(i, x);
+                    old
+                }
+            };
+            assert_eq!(got, old, "operation {k}");
+        }
+        assert_eq!(data, model);
+    }
+
+    #[test]
+    fn add_wraps_and_min_max_compare_by_the_element_type() {
+        let mut wide = [u64::MAX - 1];
+        let v = view(&mut wide);
+        assert_eq!(v.atomic_add(0, 3), u64::MAX - 1);
+        assert_eq!(wide, [1]);
+        // Signed elements compare as signed, unsigned ones as unsigned.
+        let mut signed = [0i32];
+        assert_eq!(view(&mut signed).atomic_min(0, -1), 0);
+        assert_eq!(signed, [-1]);
+        let mut unsigned = [0u32];
+        assert_eq!(view(&mut unsigned).atomic_max(0, u32::MAX), 0);
+        assert_eq!(unsigned, [u32::MAX]);
+    }
+
+    #[test]
+    fn operations_from_several_threads_lose_no_update() {
+        const THREADS: u64 = 4;
+        const EACH: u64 = 10_000;
+        // [sum, min, max]
+        let mut data = [0u64, u64::MAX, 0];
+        let base = data.as_mut_ptr() as usize;
+        std::thread::scope(|s| {
+            for t in 0..THREADS {
+                s.spawn(move || {
+                    // SAFETY: `data` outlives the scope and is only accessed atomically in it.
+                    let v = unsafe { SliceMut::from_raw_parts(base as *mut u64, 3) };
+                    for k in 0..EACH {
+                        let x = t * EACH + k;
+                        v.atomic_add(0, x);
+                        v.atomic_min(1, x + 7);
+                        v.atomic_max(2, x);
+                    }
+                });
+            }
+        });
+        let n = THREADS * EACH;
+        assert_eq!(data, [n * (n - 1) / 2, 7, n - 1]);
+    }
+
+    #[test]
+    fn concurrent_stores_leave_one_stored_value() {
+        let mut slot = [0u64];
+        let base = slot.as_mut_ptr() as usize;
+        let values: Vec<u64> = (1..=4).map(|t| t * 0x0101_0101_0101_0101).collect();
+        std::thread::scope(|s| {
+            for &value in &values {
+                s.spawn(move || {
+                    // SAFETY: `slot` outlives the scope and is only accessed atomically in it.
+                    let v = unsafe { SliceMut::from_raw_parts(base as *mut u64, 1) };
+                    for _ in 0..10_000 {
+                        v.atomic_store(0, value);
+                    }
+                });
+            }
+        });
+        assert!(values.contains(&slot[0]), "torn value {:#x}", slot[0]);
+    }
+
+    #[test]
+    #[should_panic]
+    fn an_index_out_of_bounds_panics() {
+        let mut data = [0u32; 2];
+        view(&mut data).atomic_add(2, 1);
+    }
+}

@@ -439,3 +439,263 @@ fn parallel<T: TaskFunction>(region: &Region, root: &mut dyn FnMut(&Warp)) {
         workers.into_iter().for_each(join);
     });
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::abi::Geometry;
+    use crate::task::TaskInfo;
+    use crate::testing::{Fib, fib, geometry, within};
+
+    static SITE: Site = Site {
+        function: "kernel",
+        file: file!(),
+        line: line!(),
+    };
+
+    /// What `#[gtap::kernel] fn fib_kernel(n: u32) -> u64 { gtap::entry!(fib(n)) }` expands to.
+    struct FibKernel;
+
+    impl Kernel for FibKernel {
+        const NAME: &'static str = "fib_kernel";
+        type Args = (u32,);
+        type Output = u64;
+        fn run_cpu(launch: &LaunchParams, args: (u32,)) -> u64 {
+            crate::kernel::entry::<Fib>(launch, &SITE, args)
+        }
+    }
+
+    /// A task that never finishes and spawns nothing: a launch that can make no progress.
+    struct Park;
+
+    impl TaskFunction for Park {
+        type Args = ();
+        type Output = u64;
+        const INFO: TaskInfo = TaskInfo {
+            name: "park",
+            file: file!(),
+            line: line!(),
+        };
+        async fn start((): ()) -> u64 {
+            core::future::pending().await
+        }
+    }
+
+    struct ParkKernel;
+
+    impl Kernel for ParkKernel {
+        const NAME: &'static str = "park_kernel";
+        type Args = ();
+        type Output = u64;
+        fn run_cpu(launch: &LaunchParams, (): ()) -> u64 {
+            crate::kernel::entry::<Park>(launch, &SITE, ())
+        }
+    }
+
+    /// A task that waits for a stop, as a task waiting for a flag no one sets would.
+    struct Spin;
+
+    impl TaskFunction for Spin {
+        type Args = ();
+        type Output = u64;
+        const INFO: TaskInfo = TaskInfo {
+            name: "spin",
+            file: file!(),
+            line: line!(),
+        };
+        async fn start((): ()) -> u64 {
+            while !crate::thread::stop_requested() {
+                std::thread::yield_now();
+            }
+            0
+        }
+    }
+
+    struct SpinKernel;
+
+    impl Kernel for SpinKernel {
+        const NAME: &'static str = "spin_kernel";
+        type Args = ();
+        type Output = u64;
+        fn run_cpu(launch: &LaunchParams, (): ()) -> u64 {
+            crate::kernel::entry::<Spin>(launch, &SITE, ())
+        }
+    }
+
+    /// A kernel body that panics before it starts any task.
+    struct PanicKernel;
+
+    impl Kernel for PanicKernel {
+        const NAME: &'static str = "panic_kernel";
+        type Args = ();
+        type Output = u64;
+        fn run_cpu(_: &LaunchParams, (): ()) -> u64 {
+            panic!("no tasks today")
+        }
+    }
+
+    /// 2 blocks of 2 warps, as `gtap-host` runs the deterministic executor.
+    fn state(slots_per_warp: u32) -> State {
+        State::new(
+            Layout::new(Geometry {
+                blocks: 2,
+                warps_per_block: 2,
+                ..geometry(1, slots_per_warp, 2)
+            })
+            .expect("valid geometry"),
+            crate::testing::TEST_STACK_BYTES,
+        )
+    }
+
+    fn deterministic(seed: u64) -> (Result<u64, RunError>, Vec<WarpStats>) {
+        let mut state = state(1024);
+        let result = run::<FibKernel>(&mut state, Mode::Deterministic { seed }, (15,));
+        (result, state.stats().to_vec())
+    }
+
+    #[test]
+    fn a_deterministic_schedule_is_reproducible_per_seed() {
+        let (result, first) = deterministic(1);
+        assert_eq!(result.ok(), Some(fib(15)));
+        assert_eq!(
+            deterministic(1).1,
+            first,
+            "the same seed, the same schedule"
+        );
+        // Another seed moves tasks elsewhere: some warp runs, spawns or steals differently.
+        assert!(
+            (2..6).any(|seed| deterministic(seed).1 != first),
+            "every seed gave seed 1's schedule"
+        );
+        // Every warp took part, which is what the schedule is meant to exercise.
+        assert!(first.iter().all(|w| w.tasks > 0), "{first:?}");
+    }
+
+    #[test]
+    fn a_parallel_launch_runs_every_task_exactly_once() {
+        let n = 18;
+        // fib(n) makes 2 fib(n + 1) - 1 calls; the fib(n + 1) - 1 that spawn wait once and are
+        // polled twice.
+        let polls = 3 * fib(n + 1) - 2;
+        for _ in 0..3 {
+            let (value, stats) = within(60, move || {
+                let mut state = state(4096);
+                let value = run::<FibKernel>(&mut state, Mode::Parallel, (n,)).ok();
+                (value, state.stats().to_vec())
+            });
+            assert_eq!(value, Some(fib(n)));
+            assert_eq!(stats.iter().map(|w| w.tasks).sum::<u64>(), polls);
+        }
+    }
+
+    #[test]
+    fn an_aborted_launch_returns_its_error_and_the_state_stays_usable() {
+        for mode in [Mode::Deterministic { seed: 3 }, Mode::Parallel] {
+            // No stack for inline children: every child takes a slot.
+            let mut state = State::new(*state(16).layout(), 0);
+            let Err(RunError::Aborted(report)) = run::<FibKernel>(&mut state, mode, (20,)) else {
+                panic!("{mode:?}: 16 slots per warp cannot hold fib(20)");
+            };
+            assert_eq!(
+                ErrorCode::from_raw(report.code),
+                Some(ErrorCode::PoolExhausted)
+            );
+            assert_eq!(report.limit, 16);
+            assert_eq!(ErrorReport::text(&report.task), "fib");
+            // The next launch on the same memory starts clean.
+            assert_eq!(run::<FibKernel>(&mut state, mode, (5,)).ok(), Some(5));
+        }
+    }
+
+    #[test]
+    fn a_launch_that_cannot_progress_is_reported_as_stalled() {
+        let mut state = state(64);
+        let result = within(60, move || {
+            run::<ParkKernel>(&mut state, Mode::Deterministic { seed: 1 }, ())
+        });
+        let Err(RunError::Aborted(report)) = result else {
+            panic!("a parked root must stall, got {result:?}");
+        };
+        assert_eq!(ErrorCode::from_raw(report.code), Some(ErrorCode::Stalled));
+        assert!(report.value > report.limit, "{} rounds", report.value);
+    }
+
+    #[test]
+    fn a_panic_outside_any_task_returns_its_message() {
+        let mut state = state(64);
+        match run::<PanicKernel>(&mut state, Mode::Deterministic { seed: 1 }, ()) {
+            Err(RunError::Panicked(message)) => assert_eq!(message, "no tasks today"),
+            other => panic!("expected the panic, got {other:?}"),
+        }
+    }
+
+    /// A watchdog that stops the launch if it has not ended within `patience`; whether it had
+    /// to.
+    fn watchdog(patience: Duration) -> impl FnOnce(Monitor) -> bool + Send {
+        move |monitor| {
+            if monitor.wait(patience) {
+                return false;
+            }
+            monitor.stop();
+            assert!(
+                monitor.wait(Duration::from_secs(30)),
+                "stopped launch ended"
+            );
+            true
+        }
+    }
+
+    /// For launches that never end: stop them soon.
+    fn impatient() -> impl FnOnce(Monitor) -> bool + Send {
+        watchdog(Duration::from_millis(50))
+    }
+
+    #[test]
+    fn a_watched_launch_that_ends_is_left_alone() {
+        let mut state = state(1024);
+        let (result, stopped) = run_watched::<FibKernel, _, _>(
+            &mut state,
+            Mode::Parallel,
+            (12,),
+            Some(watchdog(Duration::from_secs(30))),
+        );
+        assert_eq!(result.ok(), Some(fib(12)));
+        assert_eq!(stopped, Some(false));
+    }
+
+    #[test]
+    fn the_watchdog_stops_a_launch_that_cannot_progress() {
+        let (result, stopped, words) = within(60, || {
+            let mut state = state(64);
+            let (result, stopped) =
+                run_watched::<ParkKernel, _, _>(&mut state, Mode::Parallel, (), Some(impatient()));
+            (result, stopped, state.status_words())
+        });
+        assert_eq!(stopped, Some(true));
+        let Err(RunError::Aborted(report)) = result else {
+            panic!("a stopped launch has no value, got {result:?}");
+        };
+        // No task saw the stop: no device error, which the host reports as a stall.
+        assert_eq!(report.code, 0);
+        for word in words {
+            let (state, _) = crate::abi::WarpStatus::unpack(word);
+            assert_eq!(
+                crate::abi::WarpState::from_raw(state),
+                Some(crate::abi::WarpState::Stopped)
+            );
+        }
+    }
+
+    #[test]
+    fn a_task_that_sees_the_watchdog_is_named() {
+        let result = within(60, || {
+            let mut state = state(64);
+            run_watched::<SpinKernel, _, _>(&mut state, Mode::Parallel, (), Some(impatient())).0
+        });
+        let Err(RunError::Aborted(report)) = result else {
+            panic!("a stopped launch has no value, got {result:?}");
+        };
+        assert_eq!(ErrorCode::from_raw(report.code), Some(ErrorCode::Watchdog));
+        assert_eq!(ErrorReport::text(&report.task), "spin");
+    }
+}

@@ -152,3 +152,105 @@ fn on_panic(info: &core::panic::PanicInfo<'_>) -> ! {
     raise_panic(message, info.location().map(|l| (l.file(), l.line())));
     arch::retire_lane()
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::abi::ErrorReport;
+    use crate::region::Region;
+    use crate::testing::{Launch, geometry};
+
+    fn report(region: &Region) -> &ErrorReport {
+        // SAFETY: the launch's report outlives it; no failure is being raised meanwhile.
+        unsafe { &*region.error }
+    }
+
+    fn place(warp: u32) -> Place {
+        Place {
+            block: 1,
+            thread: 37,
+            warp,
+            lane: 5,
+            task_id: 0x0102,
+        }
+    }
+
+    const SITE: Site = Site {
+        function: "walk",
+        file: "src/tree.rs",
+        line: 77,
+    };
+
+    #[test]
+    fn a_failure_is_reported_field_by_field_and_stops_the_launch() {
+        let launch = Launch::leak(geometry(2, 64, 2));
+        let region = launch.region();
+        let mut failure = Failure::at(ErrorCode::InvalidQueue, &SITE, 9, 2);
+        failure.queue = 3;
+        failure.message = Some("queue(9) of 2");
+        raise_at(region, place(3), failure);
+        let r = report(region);
+        assert_eq!(ErrorCode::from_raw(r.code), Some(ErrorCode::InvalidQueue));
+        assert_eq!((r.block, r.thread, r.warp, r.lane), (1, 37, 3, 5));
+        assert_eq!((r.task_id, r.queue, r.line), (0x0102, 3, 77));
+        assert_eq!((r.value, r.limit), (9, 2));
+        assert_eq!(ErrorReport::text(&r.task), "walk");
+        assert_eq!(ErrorReport::text(&r.file), "src/tree.rs");
+        assert_eq!(ErrorReport::text(&r.message), "queue(9) of 2");
+        assert!(region.control().aborted());
+    }
+
+    #[test]
+    fn the_first_failure_wins() {
+        let launch = Launch::leak(geometry(2, 64, 2));
+        let region = launch.region();
+        let info = TaskInfo {
+            name: "first",
+            file: "a.rs",
+            line: 1,
+        };
+        raise_at(
+            region,
+            place(0),
+            Failure::in_task(ErrorCode::PoolExhausted, Some(&info), 65, 64),
+        );
+        let mut later = Failure::at(ErrorCode::Panic, &SITE, 1, 1);
+        later.message = Some("later");
+        raise_at(region, place(1), later);
+        let r = report(region);
+        assert_eq!(ErrorCode::from_raw(r.code), Some(ErrorCode::PoolExhausted));
+        assert_eq!((r.warp, r.line, r.value, r.limit), (0, 1, 65, 64));
+        assert_eq!(ErrorReport::text(&r.task), "first");
+        assert_eq!(ErrorReport::text(&r.message), "");
+        assert!(region.control().aborted());
+    }
+
+    #[test]
+    fn a_failure_outside_any_task_names_none() {
+        let launch = Launch::leak(geometry(1, 64, 2));
+        let region = launch.region();
+        raise_at(
+            region,
+            place(0),
+            Failure::in_task(ErrorCode::Stalled, None, 10, 5),
+        );
+        let r = report(region);
+        assert_eq!(ErrorCode::from_raw(r.code), Some(ErrorCode::Stalled));
+        assert_eq!((r.line, r.queue), (0, u32::MAX));
+        assert_eq!(ErrorReport::text(&r.task), "");
+        assert_eq!(ErrorReport::text(&r.file), "");
+    }
+
+    #[test]
+    fn long_text_is_cut_and_stays_nul_terminated() {
+        let mut field = [0xffu8; 8];
+        copy_text(&mut field, "abcdefghij");
+        assert_eq!(&field, b"abcdefg\0");
+        // Shorter text clears what a longer one left behind.
+        copy_text(&mut field, "xy");
+        assert_eq!(&field, b"xy\0\0\0\0\0\0");
+        // Cut inside a multi-byte character, the text reads back as its valid prefix.
+        copy_text(&mut field, "abcdefé");
+        assert_eq!(ErrorReport::text(&field), "abcdef");
+    }
+}

@@ -194,3 +194,65 @@ macro_rules! __ptx_kernel {
         }
     };
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::abi::{Geometry, Layout};
+
+    fn params() -> LaunchParams {
+        let geometry = Geometry {
+            blocks: 1,
+            warps_per_block: 1,
+            slots_per_warp: 32,
+            num_queues: 1,
+            slot_bytes: 64,
+        };
+        LaunchParams {
+            base: 0,
+            error: 0,
+            layout: Layout::new(geometry).expect("valid geometry"),
+            options: 0,
+            seed: 0,
+            stack_bytes: 0,
+            host: 0,
+        }
+    }
+
+    #[test]
+    fn entry_params_are_launch_output_then_arguments_in_order() {
+        let launch = params();
+        let out = 0u64;
+        let args = (1u32, 2.5f64, 3u8);
+        let mut seen = Vec::new();
+        each_entry_param(&launch, &out, &args, &mut |p| seen.push(p));
+        let expected: [*const u8; 5] = [
+            &launch as *const LaunchParams as *const u8,
+            &out as *const u64 as *const u8,
+            &args.0 as *const u32 as *const u8,
+            &args.1 as *const f64 as *const u8,
+            &args.2 as *const u8,
+        ];
+        assert_eq!(seen, expected);
+    }
+
+    #[test]
+    fn a_kernel_without_arguments_has_two_params() {
+        let launch = params();
+        let mut count = 0;
+        each_entry_param(&launch, &0, &(), &mut |_| count += 1);
+        assert_eq!(count, 2);
+    }
+
+    #[test]
+    fn write_result_writes_for_thread_0_of_block_0() {
+        // Outside a simulated warp the host reports block 0, thread 0: the CPU executor's
+        // thread, which is the one that returns the kernel's value.
+        let mut out = 0u64;
+        // SAFETY: `out` is a writable `u64`.
+        unsafe { write_result(&mut out, 42) };
+        assert_eq!(out, 42);
+    }
+}

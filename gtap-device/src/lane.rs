@@ -114,3 +114,51 @@ impl LaneView {
         unsafe { &*self.region }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::arch::{WARP_SIZE, Warp};
+    use crate::testing::{Launch, geometry};
+
+    #[test]
+    fn the_flags_are_distinct_bits() {
+        // A poll sets and clears them independently (`thread::scratch` around a `task!` that
+        // fails, then a wait): no flag may share a bit with another.
+        let flags = [SUSPEND, FAILED, SCRATCH];
+        for (i, a) in flags.iter().enumerate() {
+            assert_eq!(a.count_ones(), 1, "flag {a:#x} is one bit");
+            for b in &flags[i + 1..] {
+                assert_eq!(a & b, 0, "flags {a:#x} and {b:#x} overlap");
+            }
+        }
+    }
+
+    #[test]
+    fn an_idle_lane_runs_no_task_and_has_nothing_pending() {
+        let idle = LaneCtx::IDLE;
+        assert_eq!(idle.task, crate::record::NONE);
+        assert_eq!((idle.spawned, idle.flags), (0, 0));
+        assert!(idle.info.is_null());
+    }
+
+    #[test]
+    fn every_lane_sees_its_own_context_and_scratch_and_its_warps_shared_state() {
+        let launch = Launch::leak(geometry(2, 64, 2));
+        let warp = Warp::new(launch.region(), 1, None);
+        let views = warp.each(Warp::splat(()), |_, ()| crate::arch::current_lane());
+        let contexts: HashSet<_> = views.iter().map(|v| v.ctx).collect();
+        let scratch: HashSet<_> = views.iter().map(|v| v.scratch).collect();
+        assert_eq!(contexts.len(), WARP_SIZE as usize);
+        assert_eq!(scratch.len(), WARP_SIZE as usize);
+        for view in &views {
+            assert!(core::ptr::eq(view.shared(), warp.shared()));
+            assert!(core::ptr::eq(view.region(), launch.region()));
+            assert_eq!(view.warp, 1);
+            // SAFETY: the warp has stopped polling; nothing else refers to the contexts.
+            assert_eq!(unsafe { view.ctx() }.task, crate::record::NONE);
+        }
+    }
+}

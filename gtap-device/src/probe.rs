@@ -2,6 +2,10 @@
 //! thread writes a value derived from its global index and lane, and counts itself with an
 //! acquire-release atomic from [`crate::arch`]. The host checks both
 //! ([`crate::abi::probe_value`]).
+//!
+//! The kernel exists only on the GPU: on the host this module is empty, so it has no unit
+//! tests. The value it writes is tested with [`crate::abi`]; the kernel itself is checked on a
+//! GPU by `gtap_host::Runtime::self_test`, which the GPU tests run.
 
 /// `out[gid] = abi::probe_value(gid) + lane` for `gid < n`; every thread adds 1 to `*counter`.
 ///

@@ -201,3 +201,158 @@ where
         Poll::Pending => false,
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use core::cell::Cell;
+    use core::future::Future;
+    use core::pin::Pin;
+    use core::sync::atomic::Ordering;
+    use core::task::{Context, Poll};
+
+    use super::*;
+    use crate::arch::Warp;
+    use crate::task::TaskInfo;
+    use crate::testing::{Launch, geometry};
+
+    /// Returns `Pending` once, then `Ready`: a task that waits once.
+    struct YieldOnce(bool);
+
+    impl Future for YieldOnce {
+        type Output = ();
+        fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+            if self.0 {
+                Poll::Ready(())
+            } else {
+                self.0 = true;
+                Poll::Pending
+            }
+        }
+    }
+
+    std::thread_local! {
+        /// [`Counted`] values dropped on this thread (tests run on threads of their own).
+        static DROPS: Cell<u32> = const { Cell::new(0) };
+    }
+
+    /// A result that counts its drops.
+    struct Counted;
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            DROPS.set(DROPS.get() + 1);
+        }
+    }
+
+    /// `x + 1` after one wait.
+    struct Inc;
+
+    impl TaskFunction for Inc {
+        type Args = (u64,);
+        type Output = u64;
+        const INFO: TaskInfo = TaskInfo {
+            name: "inc",
+            file: file!(),
+            line: line!(),
+        };
+        async fn start((x,): (u64,)) -> u64 {
+            YieldOnce(false).await;
+            x + 1
+        }
+    }
+
+    /// Returns a [`Counted`].
+    struct Make;
+
+    impl TaskFunction for Make {
+        type Args = ();
+        type Output = Counted;
+        const INFO: TaskInfo = TaskInfo {
+            name: "make",
+            file: file!(),
+            line: line!(),
+        };
+        async fn start((): ()) -> Counted {
+            Counted
+        }
+    }
+
+    /// Runs `f` with a free slot of a fresh launch, as lane 0 of warp 0 polling a task.
+    fn in_a_lane(f: impl Fn(*mut Header)) {
+        let launch = Launch::leak(geometry(1, 64, 2));
+        let region = launch.region();
+        let h = region.header(region.task_id(0, 3));
+        let warp = Warp::new(region, 0, None);
+        warp.each(Warp::splat(()), |lane, ()| {
+            if lane == 0 {
+                f(h)
+            }
+        });
+    }
+
+    #[test]
+    fn a_record_is_the_header_then_the_future() {
+        assert_eq!(record_bytes::<[u8; 40]>(), Some(HEADER_BYTES + 40));
+        assert_eq!(record_bytes::<u128>(), Some(HEADER_BYTES + 16));
+        #[repr(align(32))]
+        struct Wide;
+        assert_eq!(record_bytes::<Wide>(), None);
+    }
+
+    #[test]
+    fn a_written_record_polls_to_its_result_through_its_stored_shim() {
+        in_a_lane(|h| {
+            let mut out = 0u64;
+            // SAFETY: `h` is a free slot of the launch, large enough for `Inc`'s record.
+            unsafe { write::<Inc, _>(h, Inc::start((41,)), &mut out, 9, 1) };
+            // SAFETY: the record was just written and is this lane's.
+            let header = unsafe { &*h };
+            assert_eq!(
+                (header.parent, header.queue, header.resume),
+                (9, 1, SPAWN_QUEUE)
+            );
+            assert_eq!(header.pending.load(Ordering::Relaxed), 0);
+            // The scheduler's direct dispatch compares the stored shim with `poll_fn`.
+            assert!(core::ptr::fn_addr_eq(header.poll, poll_fn::<Inc>()));
+            let poll = header.poll;
+            // SAFETY: `poll` is the record's own shim; the lane owns the record.
+            assert!(!unsafe { poll(h) }, "suspends at its wait");
+            assert_eq!(out, 0, "no result before it completes");
+            // SAFETY: as above.
+            assert!(unsafe { poll(h) }, "completes after the wait");
+            assert_eq!(out, 42);
+        });
+    }
+
+    #[test]
+    fn a_result_is_moved_into_its_destination_or_dropped_when_there_is_none() {
+        in_a_lane(|h| {
+            // A destination holding a value the parent already dropped: overwritten, not
+            // dropped again.
+            let mut out = core::mem::ManuallyDrop::new(Counted);
+            let dst = &mut *out as *mut Counted;
+            let before = DROPS.get();
+            // SAFETY: `h` is a free slot of the launch, large enough for `Make`'s record.
+            unsafe { write::<Make, _>(h, Make::start(()), dst, NONE, 0) };
+            // SAFETY: the record is `Make`'s and this lane's.
+            assert!(unsafe { poll_as::<Make>(h) });
+            assert_eq!(
+                DROPS.get(),
+                before,
+                "the old value is not dropped, the new one kept"
+            );
+            // SAFETY: as above, with no destination.
+            unsafe { write::<Make, _>(h, Make::start(()), core::ptr::null_mut(), NONE, 0) };
+            // SAFETY: as above.
+            assert!(unsafe { poll_as::<Make>(h) });
+            assert_eq!(DROPS.get(), before + 1, "a discarded result is dropped");
+        });
+    }
+
+    #[test]
+    fn the_sentinels_are_distinct_and_no_queue_index() {
+        assert_ne!(SPAWN_QUEUE, COMPLETING);
+        assert!(SPAWN_QUEUE as usize >= crate::abi::MAX_QUEUES);
+        assert_eq!(core::mem::align_of::<Header>(), MAX_ALIGN);
+    }
+}

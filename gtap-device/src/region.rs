@@ -161,3 +161,117 @@ impl Region {
         self.options & OPT_RANDOM_QUEUE != 0
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::collections::HashSet;
+
+    use crate::abi::{Geometry, HEADER_BYTES, Layout, POOL_CELL_BYTES, RING_ENTRY_BYTES};
+    use crate::testing::{Launch, geometry};
+
+    /// 3 warps of 96 slots (ids need 7 bits: 96 is not a power of two) and 3 queues of 32.
+    fn shape() -> Geometry {
+        Geometry {
+            blocks: 1,
+            ..geometry(3, 96, 3)
+        }
+    }
+
+    #[test]
+    fn a_task_id_names_its_owner_warp_and_slot() {
+        let launch = Launch::leak(shape());
+        let r = launch.region();
+        assert_eq!(r.id_shift, 7);
+        let mut ids = HashSet::new();
+        for w in 0..3 {
+            for i in 0..96 {
+                let id = r.task_id(w, i);
+                assert_eq!(r.owner(id), w);
+                assert_eq!(id & ((1 << r.id_shift) - 1), i);
+                assert!(ids.insert(id), "id {id:#x} named twice");
+            }
+        }
+        // Every id stays below NONE and the continuation sentinels.
+        assert!(ids.iter().all(|&id| id < crate::record::SPAWN_QUEUE));
+    }
+
+    #[test]
+    fn each_slot_has_its_own_place_inside_the_slot_region() {
+        let g = shape();
+        let layout = Layout::new(g).expect("valid");
+        let launch = Launch::leak(g);
+        let r = launch.region();
+        let base = r.control as usize - layout.control as usize;
+        for w in 0..3 {
+            for i in 0..96 {
+                let at = r.header(r.task_id(w, i)) as usize - base;
+                let slot = (w * 96 + i) as usize;
+                assert_eq!(
+                    at,
+                    layout.slots as usize + slot * g.slot_bytes as usize,
+                    "slot {i} of warp {w}"
+                );
+                assert!(at + g.slot_bytes as usize <= layout.bytes as usize);
+            }
+        }
+        assert_eq!(r.payload_bytes(), g.slot_bytes - HEADER_BYTES as u32);
+    }
+
+    #[test]
+    fn per_warp_and_per_queue_state_sits_at_its_layout_offset() {
+        let g = shape();
+        let layout = Layout::new(g).expect("valid");
+        let launch = Launch::leak(g);
+        let r = launch.region();
+        let base = r.control as usize - layout.control as usize;
+        let offset = |p: *const u8| p as usize - base;
+        let ring_bytes = g.ring_entries() as usize * RING_ENTRY_BYTES as usize;
+        for w in 0..3u32 {
+            for q in 0..3u32 {
+                let k = (w * 3 + q) as usize;
+                assert_eq!(
+                    offset(r.queue_meta(w, q) as *const _ as *const u8),
+                    layout.queue_meta as usize + k * size_of::<crate::queue::QueueMeta>()
+                );
+                assert_eq!(
+                    offset(r.ring(w, q) as *const u8),
+                    layout.rings as usize + k * ring_bytes
+                );
+            }
+            assert_eq!(
+                offset(r.pool_meta(w) as *const _ as *const u8),
+                layout.pool_meta as usize + w as usize * size_of::<crate::pool::PoolMeta>()
+            );
+            assert_eq!(
+                offset(r.status(w) as *const _ as *const u8),
+                layout.status as usize + w as usize * size_of::<crate::abi::WarpStatus>()
+            );
+            assert_eq!(
+                offset(r.stats(w) as *const u8),
+                layout.stats as usize + w as usize * size_of::<crate::abi::WarpStats>()
+            );
+            // A warp's free-id ring has 2^id_shift cells and positions wrap around it.
+            let cell = |p: u32| offset(r.pool_cell(w, p) as *const _ as *const u8);
+            let first = layout.pool_cells as usize + (w as usize * 128) * POOL_CELL_BYTES as usize;
+            assert_eq!(cell(0), first);
+            assert_eq!(cell(127), first + 127 * POOL_CELL_BYTES as usize);
+            assert_eq!(cell(128), first);
+            assert_eq!(cell(u32::MAX), cell(127));
+        }
+        assert_eq!(offset(r.root_result), layout.root_result as usize);
+    }
+
+    #[test]
+    fn the_launch_options_are_read_from_the_parameters() {
+        let launch = Launch::leak(shape());
+        let r = launch.region();
+        assert_eq!((r.warps, r.warps_per_block, r.num_queues), (3, 3, 3));
+        assert_eq!((r.queue_capacity, r.ring_mask), (32, 31));
+        assert!(!r.random_queue());
+        let random = super::Region {
+            options: crate::abi::OPT_RANDOM_QUEUE,
+            ..*r
+        };
+        assert!(random.random_queue());
+    }
+}

@@ -117,3 +117,116 @@ pub fn stop_requested() -> bool {
     }
     true
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+
+    use super::*;
+    use crate::abi::Geometry;
+    use crate::arch::{WARP_SIZE, Warp};
+    use crate::testing::{Launch, geometry};
+
+    /// 2 blocks of 2 warps, 3 queues.
+    fn launch() -> &'static Launch {
+        Launch::leak(Geometry {
+            blocks: 2,
+            warps_per_block: 2,
+            ..geometry(1, 96, 3)
+        })
+    }
+
+    #[test]
+    fn a_task_learns_where_its_thread_is() {
+        let launch = launch();
+        let third = Warp::new(launch.region(), 3, None);
+        let seen = third.each(Warp::splat(()), |_, ()| {
+            (lane(), warp(), block(), thread(), num_queues())
+        });
+        for (l, &got) in seen.iter().enumerate() {
+            let l = l as u32;
+            // Warp 3 is the second warp of block 1.
+            assert_eq!(got, (l, 3, 1, WARP_SIZE + l, 3), "lane {l}");
+        }
+    }
+
+    #[test]
+    fn each_thread_keeps_its_own_scratch_memory() {
+        let launch = launch();
+        let warp = Warp::new(launch.region(), 0, None);
+        warp.each(Warp::splat(()), |l, ()| scratch(|s| s.fill(l)));
+        // What a thread's previous task left is still there, and no other thread's.
+        let kept = warp.each(Warp::splat(()), |_, ()| scratch(|s| *s));
+        for (l, words) in kept.iter().enumerate() {
+            assert!(words.iter().all(|&w| w == l as u32), "lane {l}: {words:?}");
+        }
+    }
+
+    #[test]
+    fn scratch_is_lent_once_at_a_time_and_given_back() {
+        let launch = launch();
+        let warp = Warp::new(launch.region(), 0, None);
+        let nested = warp.each(Warp::splat(()), |l, ()| {
+            if l != 0 {
+                return None;
+            }
+            let nested = catch_unwind(AssertUnwindSafe(|| scratch(|_| scratch(|_| ()))));
+            Some(nested.is_err())
+        });
+        assert_eq!(nested[0], Some(true), "a nested call panics");
+        // Loans one after the other on another lane: each gives the memory back.
+        let again = warp.each(Warp::splat(()), |l, ()| {
+            if l == 1 {
+                scratch(|s| s[0] = 7);
+                scratch(|s| s[0])
+            } else {
+                0
+            }
+        });
+        assert_eq!(again[1], 7);
+    }
+
+    /// `stop_requested()` as lane 0 of a warp of `launch`, polling a task of `info`.
+    fn stop_requested_in(launch: &'static Launch, info: &'static crate::task::TaskInfo) -> bool {
+        let warp = Warp::new(launch.region(), 0, None);
+        warp.each(Warp::splat(()), |l, ()| {
+            let lane = arch::current_lane();
+            // SAFETY: the lane owns its context while `each` runs it.
+            unsafe { lane.ctx() }.info = info;
+            l == 0 && stop_requested()
+        })[0]
+    }
+
+    static SPIN: crate::task::TaskInfo = crate::task::TaskInfo {
+        name: "spin",
+        file: "src/spin.rs",
+        line: 12,
+    };
+
+    #[test]
+    fn a_running_launch_requests_no_stop() {
+        let launch = launch();
+        assert!(!stop_requested_in(launch, &SPIN));
+        assert_eq!(launch.error(), None);
+    }
+
+    #[test]
+    fn a_device_error_requests_a_stop_without_a_report_of_its_own() {
+        let launch = launch();
+        launch.region().control().abort();
+        assert!(stop_requested_in(launch, &SPIN));
+        assert_eq!(launch.error(), None);
+    }
+
+    #[test]
+    fn the_first_task_to_see_the_watchdog_is_reported() {
+        let launch = launch();
+        launch.region().control().stop_by_watchdog();
+        assert!(stop_requested_in(launch, &SPIN));
+        assert_eq!(launch.error(), Some(ErrorCode::Watchdog));
+        // SAFETY: the launch's report; nothing is being raised meanwhile.
+        let report = unsafe { &*launch.region().error };
+        assert_eq!(crate::abi::ErrorReport::text(&report.task), "spin");
+        assert_eq!(report.line, 12);
+    }
+}

@@ -101,4 +101,14 @@ mod tests {
         assert_eq!(align_up(16, 16), 16);
         assert_eq!(align_up(129, 128), 256);
     }
+
+    #[test]
+    fn probe_values_differ_between_threads() {
+        // The host finds a thread that wrote another's slot only if their values differ.
+        let mut values: std::vec::Vec<u32> = (0..1 << 16).map(probe_value).collect();
+        values.sort_unstable();
+        values.dedup();
+        assert_eq!(values.len(), 1 << 16);
+        assert_ne!(probe_value(0), 0, "a zeroed buffer does not pass");
+    }
 }

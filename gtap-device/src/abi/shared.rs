@@ -36,3 +36,64 @@ pub(crate) const fn scratch_area_offset(threads: u32) -> usize {
 pub const fn shared_bytes(threads: u32) -> usize {
     scratch_area_offset(threads) + threads as usize * core::mem::size_of::<Scratch>()
 }
+
+#[cfg(test)]
+mod tests {
+    use core::mem::size_of;
+
+    use super::*;
+
+    /// Every block size a launch may have: whole warps, up to 1024 threads.
+    fn block_sizes() -> impl Iterator<Item = u32> {
+        (1..=32).map(|warps| warps * WARP_SIZE)
+    }
+
+    #[test]
+    fn areas_are_aligned_in_order_and_do_not_overlap() {
+        for threads in block_sizes() {
+            let warps = threads / WARP_SIZE;
+            // (start, bytes) of every area, in address order.
+            let mut areas = std::vec![(0, size_of::<Region>())];
+            areas.extend((0..warps).map(|w| (warp_area_offset(w), size_of::<WarpShared>())));
+            areas.push((
+                lane_area_offset(warps),
+                threads as usize * size_of::<LaneCtx>(),
+            ));
+            areas.push((
+                scratch_area_offset(threads),
+                threads as usize * size_of::<Scratch>(),
+            ));
+            for pair in areas.windows(2) {
+                let ((start, bytes), (next, _)) = (pair[0], pair[1]);
+                assert_eq!(next % 16, 0, "{threads} threads: area at {next} is aligned");
+                assert!(
+                    start + bytes <= next,
+                    "{threads} threads: area at {start} overlaps the one at {next}"
+                );
+            }
+            let &(last, bytes) = areas.last().expect("areas");
+            assert_eq!(shared_bytes(threads), last + bytes, "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn each_thread_and_warp_gets_its_own_cells() {
+        // A lane finds its context by thread index and its warp state by warp index: the
+        // areas must be sized per thread and per warp, not per block.
+        let per_warp = warp_area_offset(1) - warp_area_offset(0);
+        assert!(per_warp >= size_of::<WarpShared>());
+        let small = shared_bytes(WARP_SIZE);
+        let large = shared_bytes(32 * WARP_SIZE);
+        let per_thread = size_of::<LaneCtx>() + size_of::<Scratch>();
+        assert!(large - small >= 31 * (per_warp + WARP_SIZE as usize * per_thread));
+    }
+
+    #[test]
+    fn the_largest_block_fits_a_multiprocessor() {
+        // 227 KiB is the most shared memory a block may have on sm_90 (the H100/H200): every
+        // block size the host accepts must be launchable there, and two blocks of 256
+        // threads must fit one multiprocessor (the occupancy `MAX_REGISTERS` is chosen for).
+        assert!(shared_bytes(1024) <= 227 * 1024);
+        assert!(2 * shared_bytes(256) <= 227 * 1024);
+    }
+}

@@ -44,3 +44,42 @@ impl WarpStats {
         _pad: 0,
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use core::mem::{align_of, offset_of, size_of};
+
+    use super::WarpStats;
+
+    /// The host reads the device's statistics as this struct: nine `u64`s, then two `u32`s,
+    /// with no implicit padding, so the layout is the same on `x86_64` and `nvptx64`.
+    #[test]
+    fn the_layout_is_the_one_the_host_reads() {
+        assert_eq!(size_of::<WarpStats>(), 80);
+        assert_eq!(align_of::<WarpStats>(), 8);
+        let offsets = [
+            offset_of!(WarpStats, tasks),
+            offset_of!(WarpStats, spawned),
+            offset_of!(WarpStats, steals),
+            offset_of!(WarpStats, steal_attempts),
+            offset_of!(WarpStats, steps),
+            offset_of!(WarpStats, cycles_running),
+            offset_of!(WarpStats, cycles_scheduling),
+            offset_of!(WarpStats, cycles_idle),
+            offset_of!(WarpStats, inlined),
+            offset_of!(WarpStats, peak_live),
+            offset_of!(WarpStats, _pad),
+        ];
+        assert_eq!(offsets, [0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 76]);
+    }
+
+    #[test]
+    fn zero_is_all_zero_bytes() {
+        // The region is zeroed before a launch; a warp that never writes its statistics must
+        // read back as `ZERO`.
+        assert_eq!(WarpStats::ZERO, WarpStats::default());
+        // SAFETY: `WarpStats` holds only integers, for which all-zero bytes are valid.
+        let zeroed: WarpStats = unsafe { core::mem::zeroed() };
+        assert_eq!(zeroed, WarpStats::ZERO);
+    }
+}

@@ -84,3 +84,47 @@ impl WarpStatus {
         let _ = (state, progress);
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    const STATES: [WarpState; 4] = [
+        WarpState::Starting,
+        WarpState::Working,
+        WarpState::Searching,
+        WarpState::Stopped,
+    ];
+
+    #[test]
+    fn a_word_unpacks_to_its_state_and_progress() {
+        for state in STATES {
+            for progress in [0, 1, 0x8000_0000, u32::MAX] {
+                let (raw, got) = WarpStatus::unpack(WarpStatus::word(state, progress));
+                assert_eq!(WarpState::from_raw(raw), Some(state));
+                assert_eq!(got, progress, "{state:?}");
+            }
+        }
+        assert_eq!(WarpState::from_raw(4), None);
+    }
+
+    #[test]
+    fn a_zeroed_word_reads_as_starting() {
+        // The region is zeroed before a launch: a warp that never published is `Starting`.
+        // SAFETY: an atomic integer, for which all-zero bytes are valid.
+        let zeroed: WarpStatus = unsafe { core::mem::zeroed() };
+        assert_eq!(zeroed.load(), WarpStatus::word(WarpState::Starting, 0));
+        assert_eq!(core::mem::size_of::<WarpStatus>(), 8);
+    }
+
+    #[test]
+    fn a_published_status_is_what_the_host_loads() {
+        // SAFETY: as above.
+        let status: WarpStatus = unsafe { core::mem::zeroed() };
+        status.publish(WarpState::Searching, 77);
+        assert_eq!(
+            WarpStatus::unpack(status.load()),
+            (WarpState::Searching as u32, 77)
+        );
+    }
+}

@@ -613,3 +613,154 @@ fn install_panic_hook() {
         }));
     });
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::record::NONE;
+    use crate::testing::{Launch, geometry};
+
+    fn warp(launch: &'static Launch, seed: Option<u64>) -> Warp {
+        Warp::new(launch.region(), 0, seed)
+    }
+
+    /// The lanes in the order [`Warp::each`] visits them.
+    fn visiting_order(warp: &Warp) -> Vec<u32> {
+        let mut order = Vec::new();
+        warp.each(Warp::splat(()), |lane, ()| order.push(lane));
+        order
+    }
+
+    /// A batch of `n` ids (100, 101, ...) on the first lanes, [`NONE`] on the rest.
+    fn batch(n: u32) -> Lanes<u32> {
+        core::array::from_fn(|l| if (l as u32) < n { 100 + l as u32 } else { NONE })
+    }
+
+    fn sorted(v: Lanes<u32>) -> Lanes<u32> {
+        let mut v = v;
+        v.sort_unstable();
+        v
+    }
+
+    #[test]
+    fn lanes_and_each_give_every_lane_its_own_value() {
+        let launch = Launch::leak(geometry(1, 64, 2));
+        let w = warp(launch, None);
+        let squares = w.lanes(|l| l * l);
+        let doubled = w.each(squares, |l, v| (l, v * 2));
+        for l in 0..WARP_SIZE {
+            assert_eq!(squares[l as usize], l * l);
+            assert_eq!(doubled[l as usize], (l, 2 * l * l));
+        }
+        assert_eq!(Warp::map(squares, |v| v + 1)[3], 10);
+        assert_eq!(visiting_order(&w), (0..WARP_SIZE).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_lane_is_identified_only_while_it_runs() {
+        let launch = Launch::leak(geometry(1, 64, 2));
+        let w = warp(launch, None);
+        let inside = w.each(Warp::splat(()), |_, ()| lane_index());
+        assert_eq!(inside[31], 31);
+        // Outside `each` there is no lane: the identity reads as thread 0, and the lane
+        // pointer is gone again.
+        assert_eq!((lane_index(), warp_index(), thread_index()), (0, 0, 0));
+        assert!(VIEW.with(Cell::get).ctx.is_null());
+    }
+
+    #[test]
+    fn the_leader_broadcasts_and_any_votes() {
+        let launch = Launch::leak(geometry(1, 64, 2));
+        let w = warp(launch, None);
+        let mut calls = 0;
+        assert_eq!(
+            w.leader(|| {
+                calls += 1;
+                0xdead_beef_u32
+            }),
+            0xdead_beef
+        );
+        assert_eq!(calls, 1, "the leader runs once for the warp");
+        assert!(!w.any(Warp::splat(false)));
+        let mut one = Warp::splat(false);
+        one[17] = true;
+        assert!(w.any(one));
+    }
+
+    #[test]
+    fn without_a_seed_scramble_changes_nothing() {
+        let launch = Launch::leak(geometry(1, 64, 2));
+        let w = warp(launch, None);
+        assert_eq!(w.scramble(batch(5)), batch(5));
+        assert_eq!(visiting_order(&w), (0..WARP_SIZE).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn scramble_permutes_the_batch_and_the_lane_order() {
+        let launch = Launch::leak(geometry(1, 64, 2));
+        let w = warp(launch, Some(11));
+        let mut moved = false;
+        for n in [1, 5, 32] {
+            let placed = w.scramble(batch(n));
+            assert_eq!(
+                sorted(placed),
+                sorted(batch(n)),
+                "{n} ids, none lost or doubled"
+            );
+            moved |= placed != batch(n);
+            let mut order = visiting_order(&w);
+            moved |= order != (0..WARP_SIZE).collect::<Vec<_>>();
+            order.sort_unstable();
+            assert_eq!(order, (0..WARP_SIZE).collect::<Vec<_>>(), "each lane once");
+        }
+        assert!(moved, "a seeded warp moves tasks and lanes around");
+    }
+
+    #[test]
+    fn scramble_is_reproducible_per_seed() {
+        let launch = Launch::leak(geometry(1, 64, 2));
+        let run = |seed| {
+            let w = warp(launch, Some(seed));
+            (0..4)
+                .map(|_| (w.scramble(batch(20)), visiting_order(&w)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(5), run(5));
+        assert_ne!(run(5), run(6));
+    }
+
+    #[test]
+    fn warp_wide_fetch_add_hands_out_distinct_slots() {
+        let launch = Launch::leak(geometry(1, 64, 2));
+        let w = warp(launch, Some(3));
+        w.scramble(batch(32));
+        let counter = LocalU32::new(u32::MAX - 9);
+        let slots = w.each(Warp::splat(()), |_, ()| counter.fetch_add_warp(1));
+        let mut slots = slots.map(|s| s.wrapping_sub(u32::MAX - 9));
+        slots.sort_unstable();
+        assert_eq!(slots, core::array::from_fn(|i| i as u32));
+        // The counter wrapped past 2^32 like the device's.
+        assert_eq!(counter.load(), 22);
+    }
+
+    #[test]
+    fn local_compare_exchange_replaces_only_the_expected_value() {
+        let c = LocalU32::new(4);
+        assert!(!c.compare_exchange(3, 9));
+        assert_eq!(c.load(), 4);
+        assert!(c.compare_exchange(4, 9));
+        assert_eq!(c.load(), 9);
+    }
+
+    #[test]
+    fn device_atomics_return_what_they_found() {
+        let a = AtomicU32(atomic::AtomicU32::new(u32::MAX));
+        assert_eq!(a.fetch_add(2, Ordering::AcqRel), u32::MAX);
+        assert_eq!(a.fetch_sub(1, Ordering::AcqRel), 1);
+        assert_eq!(a.compare_exchange(7, 8, Ordering::AcqRel), Err(0));
+        assert_eq!(a.compare_exchange(0, 8, Ordering::Release), Ok(0));
+        assert_eq!(a.load(Ordering::Acquire), 8);
+    }
+}
