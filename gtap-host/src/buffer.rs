@@ -8,13 +8,13 @@ use gtap_device::{Slice, SliceMut};
 use cudarc::driver::CudaSlice;
 use cudarc::driver::sys::CUdeviceptr;
 
-use crate::gpu::{Epoch, Raw};
+use crate::gpu::{Raw, UntilPoisoned};
 
 pub(crate) enum Storage<T: Copy> {
     /// Device memory made on the runtime's stream, and its address (read once, so that taking
-    /// a view never calls the driver, not even for a buffer whose context was reset).
+    /// a view never calls the driver, not even for a buffer of a poisoned GPU).
     Gpu {
-        memory: Epoch<CudaSlice<Raw<T>>>,
+        memory: UntilPoisoned<CudaSlice<Raw<T>>>,
         ptr: CUdeviceptr,
     },
     Cpu(Vec<T>),
@@ -28,9 +28,10 @@ pub(crate) enum Storage<T: Copy> {
 /// buffer alive until the launch that uses them has returned.
 ///
 /// On the GPU a buffer is allocated, filled, read back and freed in the order of its runtime's
-/// stream, so pass its views only to launches of the runtime that made it. After a kernel fault killed the runtime's context, its buffers are unusable
-/// ([`Runtime::download`](crate::Runtime::download) fails with
-/// [`Error::ContextLost`](crate::Error::ContextLost)): upload the data again to a new runtime.
+/// stream, so pass its views only to launches of the runtime that made it. After a kernel
+/// fault, which the CUDA driver never recovers from in the same process, GPU buffers are
+/// unusable ([`Runtime::download`](crate::Runtime::download) fails with
+/// [`Error::ContextLost`](crate::Error::ContextLost)) and dropping them calls no driver.
 pub struct Buffer<T: Copy> {
     pub(crate) owner: u64,
     pub(crate) storage: Storage<T>,

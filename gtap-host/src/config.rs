@@ -55,6 +55,9 @@ pub struct Config {
     /// overflows, and the memory reserved is this times the resident threads; default
     /// [`Config::DEFAULT_STACK_BYTES`]. On the CPU executor each worker thread gets this much
     /// beyond the scheduler's own frames; default 4 MiB.
+    /// On the GPU a stack too small is a kernel fault
+    /// ([`Error::KernelFault`](crate::Error::KernelFault)), after which the CUDA driver keeps
+    /// the GPU unusable until the process restarts: size it up front.
     pub stack_bytes: Option<u32>,
     /// How long a launch may go without any warp finishing a scheduling step before the
     /// watchdog stops it and returns [`Error::Stalled`](crate::Error::Stalled), which says what

@@ -65,25 +65,36 @@ pub enum Error {
         "a task of an earlier launch never returned after the watchdog stopped it, so its kernel still runs on the GPU: this runtime cannot launch again, and only ending the process stops that kernel (make waiting loops check gtap::thread::stop_requested())"
     )]
     KernelStillRunning,
-    /// The kernel itself faulted (illegal address, trap, stack overflow, ...), which kills its
-    /// CUDA context: this runtime and its buffers cannot be used any more.
+    /// The kernel faulted (illegal address, trap, stack overflow, ...). The CUDA driver makes
+    /// the GPU unusable for the rest of the process after such a fault: this runtime, its
+    /// buffers and every other GPU runtime of the process answer [`Error::ContextLost`], and
+    /// [`Runtime::gpu`](crate::Runtime::gpu) fails with [`Error::GpuPoisoned`].
     #[error(
-        "the kernel faulted ({source}), which kills its CUDA context. Likely causes: a stack overflow in recursive or large-frame code (each GPU thread has {stack_bytes} bytes of stack: raise Config::stack_bytes), an out-of-bounds access through a raw pointer, or a trap; `compute-sanitizer` names the faulting function.{} {after}",
+        "kernel `{kernel}` faulted on the GPU ({}). Likely causes: a stack overflow in recursive or large-frame code (each GPU thread has {stack_bytes} bytes of stack, set by Config::stack_bytes: raise it), an out-of-bounds access through a raw pointer, or a trap; `compute-sanitizer` names the faulting function.{} {POISONED_ADVICE}",
+        crate::gpu::describe(source),
         .record.as_ref().map(|r| format!(" Recorded before the fault: {r}.")).unwrap_or_default()
     )]
     KernelFault {
+        /// The kernel that faulted.
+        kernel: &'static str,
         /// The driver's error.
         source: DriverError,
         /// A device error recorded before the fault, if any.
         record: Option<Box<DeviceError>>,
         /// The per-thread stack the kernel ran with.
         stack_bytes: u32,
-        /// Whether the GPU was made usable again.
-        after: AfterFault,
     },
-    /// An earlier kernel fault killed the context this runtime or buffer belongs to.
+    /// A kernel fault earlier in this process (of gtap or of the application) made the GPU
+    /// unusable until the process restarts; nothing was asked of the driver.
+    #[error("the GPU is unusable for the rest of this process: {by}. {POISONED_ADVICE}")]
+    GpuPoisoned {
+        /// What poisoned it: the first fault's summary.
+        by: String,
+    },
+    /// A kernel fault earlier in this process killed the GPU state this runtime or buffer
+    /// belongs to.
     #[error(
-        "an earlier kernel fault killed the CUDA context of this runtime or buffer; create a new Runtime and upload its buffers again"
+        "a kernel fault earlier in this process (reported as Error::KernelFault or Error::GpuPoisoned) made the GPU unusable, and this runtime or buffer with it. {POISONED_ADVICE}"
     )]
     ContextLost,
     /// The kernel returns a type too large to copy back.
@@ -115,28 +126,15 @@ pub enum Error {
     ForeignBuffer,
 }
 
-/// What became of the GPU after a kernel fault killed the runtime's CUDA context.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum AfterFault {
-    /// gtap reset the device's primary context: a new [`Runtime`](crate::Runtime) works.
-    #[error(
-        "gtap reset the GPU: this runtime and its buffers are unusable, create a new Runtime to continue."
-    )]
-    Reset,
-    /// The runtime ran on an application's stream (`Runtime::gpu_on_stream`), whose context
-    /// gtap does not reset.
-    #[error(
-        "The context is the one of the stream passed to Runtime::gpu_on_stream, which gtap does not reset: drop every object of it (streams, buffers, modules), then reset the device (cuDevicePrimaryCtxReset) before using the GPU again."
-    )]
-    ApplicationContext,
-    /// Resetting the device failed as well.
-    #[error("Resetting the GPU failed as well ({0}); restart the process to use the GPU again.")]
-    ResetFailed(String),
-}
+/// What a user can do once the GPU is poisoned, shared by the messages of every error that
+/// says so.
+const POISONED_ADVICE: &str = "The CUDA driver keeps the GPU failing for the rest of a process after a kernel fault (in every context: resetting the device or creating a new context does not help), so restart the process to use the GPU again, or continue on the CPU executor (Runtime::cpu; Runtime::gpu_or_cpu falls back to it)";
 
 impl Error {
+    /// Maps a failed driver call made while `during`; a sticky error poisons the GPU (see
+    /// `gpu/poison.rs`) and becomes [`Error::GpuPoisoned`].
     pub(crate) fn driver(during: &'static str) -> impl FnOnce(DriverError) -> Error {
-        move |source| Error::Driver { during, source }
+        move |source| crate::gpu::GPU.driver_error(during, source)
     }
 }
 
@@ -149,35 +147,42 @@ mod tests {
     use cudarc::driver::sys::cudaError_enum;
 
     #[test]
-    fn after_a_fault_the_message_says_what_to_do() {
-        let reset = AfterFault::Reset.to_string();
-        assert!(reset.contains("create a new Runtime"), "{reset}");
-        let app = AfterFault::ApplicationContext.to_string();
-        assert!(app.contains("gpu_on_stream"), "{app}");
-        assert!(app.contains("cuDevicePrimaryCtxReset"), "{app}");
-    }
-
-    #[test]
-    fn a_fault_names_the_causes_and_the_stack_setting() {
-        // A driver error's text comes from the driver library itself.
-        // SAFETY: only probes whether the shared library loads.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            eprintln!("skipped: formatting a driver error needs the CUDA driver library");
-            return;
-        }
+    fn a_fault_names_the_kernel_the_causes_the_stack_setting_and_the_restart() {
         let message = Error::KernelFault {
+            kernel: "subsets_kernel",
             source: DriverError(cudaError_enum::CUDA_ERROR_ILLEGAL_ADDRESS),
             record: None,
             stack_bytes: 1024,
-            after: AfterFault::Reset,
         }
         .to_string();
-        assert!(message.contains("stack overflow"), "{message}");
-        assert!(message.contains("1024 bytes of stack"), "{message}");
-        assert!(message.contains("raise Config::stack_bytes"), "{message}");
+        for part in [
+            "kernel `subsets_kernel` faulted",
+            "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access",
+            "stack overflow",
+            "1024 bytes of stack, set by Config::stack_bytes",
+            "restart the process",
+            "CPU executor",
+        ] {
+            assert!(message.contains(part), "{part:?} missing from: {message}");
+        }
+        assert!(!message.contains("reset the GPU"), "{message}");
+    }
+
+    #[test]
+    fn a_poisoned_gpu_and_a_lost_context_say_to_restart() {
+        let poisoned = Error::GpuPoisoned {
+            by: "kernel `k` faulted".into(),
+        }
+        .to_string();
         assert!(
-            message.ends_with(&AfterFault::Reset.to_string()),
-            "{message}"
+            poisoned.starts_with(
+                "the GPU is unusable for the rest of this process: kernel `k` faulted."
+            ),
+            "{poisoned}"
         );
+        for message in [poisoned, Error::ContextLost.to_string()] {
+            assert!(message.contains("restart the process"), "{message}");
+            assert!(message.contains("Runtime::gpu_or_cpu"), "{message}");
+        }
     }
 }

@@ -39,7 +39,7 @@ pub use buffer::Buffer;
 pub use config::{Config, ConfigError};
 pub use cpu::CpuMode;
 pub use device_error::{DeviceError, DeviceErrorKind, PoolGrowth};
-pub use error::{AfterFault, Error, Result};
+pub use error::{Error, Result};
 /// What a warp was doing, as a [`StallReport`] lists it.
 pub use gtap_device::abi::WarpState;
 /// The kernel and layout types this crate's API uses, so that host code needs no other gtap

@@ -11,7 +11,7 @@ use crate::buffer::{Buffer, Storage};
 use crate::config::Config;
 use crate::cpu::{Cpu, CpuMode};
 use crate::error::{Error, Result};
-use crate::gpu::{self, Epoch, Gpu};
+use crate::gpu::{self, Gpu, UntilPoisoned};
 use crate::stats::{ModuleLoad, Stats};
 use crate::timing;
 
@@ -63,8 +63,9 @@ impl Runtime {
     /// A runtime on GPU 0 running the kernels of `code` (a crate's `DEVICE_CODE`).
     ///
     /// Fails with [`Error::NoDeviceCode`] if the program was built without device code,
-    /// [`Error::NoGpu`] without a driver or device, and [`Error::Config`] for an unusable
-    /// configuration.
+    /// [`Error::NoGpu`] without a driver or device, [`Error::Config`] for an unusable
+    /// configuration, and [`Error::GpuPoisoned`] (at once, without asking the driver) after a
+    /// kernel fault earlier in this process, which the CUDA driver never recovers from.
     pub fn gpu(code: &DeviceCode, config: &Config) -> Result<Self> {
         Ok(Self::wrap(Backend::Gpu(Box::new(Gpu::new(code, config)?))))
     }
@@ -90,14 +91,15 @@ impl Runtime {
         Ok(Self::wrap(Backend::Cpu(Box::new(Cpu::new(mode, config)?))))
     }
 
-    /// The GPU if there is one and the program has device code, otherwise the parallel CPU
-    /// executor. Returns the runtime and, when it fell back to the CPU, why.
+    /// The GPU if there is one, the program has device code and no kernel fault poisoned the
+    /// GPU earlier in this process; otherwise the parallel CPU executor. Returns the runtime
+    /// and, when it fell back to the CPU, why.
     pub fn gpu_or_cpu(code: &DeviceCode, config: &Config) -> Result<(Self, Option<Error>)> {
         match Self::gpu(code, config) {
             Ok(rt) => Ok((rt, None)),
-            Err(e @ (Error::NoGpu { .. } | Error::NoDeviceCode { .. })) => {
-                Ok((Self::cpu(CpuMode::Parallel, config)?, Some(e)))
-            }
+            Err(
+                e @ (Error::NoGpu { .. } | Error::NoDeviceCode { .. } | Error::GpuPoisoned { .. }),
+            ) => Ok((Self::cpu(CpuMode::Parallel, config)?, Some(e))),
             Err(e) => Err(e),
         }
     }
@@ -149,11 +151,13 @@ impl Runtime {
     /// A device failure (pool exhausted, bad queue index, panic in a task)
     /// comes back as [`Error::Device`] with the task function, source line, thread and the
     /// limit involved; the runtime stays usable. A kernel fault (illegal address, trap, stack
-    /// overflow) kills the CUDA context and comes back as [`Error::KernelFault`], which names
-    /// the likely causes and says what became of the GPU: on a runtime of [`Runtime::gpu`],
-    /// gtap resets the device so that a new runtime works, while this one and its buffers
-    /// answer [`Error::ContextLost`] from then on. A launch in which no warp makes progress
-    /// for [`Config::watchdog`](crate::Config::watchdog) is stopped and comes back as
+    /// overflow) comes back as [`Error::KernelFault`], which names the likely causes and the
+    /// stack setting. The CUDA driver makes the GPU unusable for the rest of the process after
+    /// it: this runtime, its buffers and every other GPU runtime answer [`Error::ContextLost`],
+    /// and a new [`Runtime::gpu`] fails with [`Error::GpuPoisoned`]; restart the process, or
+    /// continue on the CPU executor.
+    /// A launch in which no warp makes progress for
+    /// [`Config::watchdog`](crate::Config::watchdog) is stopped and comes back as
     /// [`Error::Stalled`], saying what every warp was doing.
     ///
     /// With `GTAP_TIME=1` in the environment, every launch prints a timing report to stderr
@@ -199,7 +203,7 @@ impl Runtime {
                 let memory = gpu::upload(stream, data)?;
                 Storage::Gpu {
                     ptr: gpu::address(&memory, stream),
-                    memory: Epoch::new(g.device(), memory),
+                    memory: UntilPoisoned::new(memory),
                 }
             }
             Backend::Cpu(_) => Storage::Cpu(data.to_vec()),
@@ -255,5 +259,30 @@ impl Runtime {
             });
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Poisons this test binary's GPU state, which no other unit test of the crate uses.
+    #[test]
+    fn a_poisoned_gpu_is_refused_at_once_and_gpu_or_cpu_falls_back() {
+        gpu::GPU.mark("kernel `k` faulted (a test)".into());
+        let code = DeviceCode::Modules {
+            arch: "sm_70",
+            modules: &[],
+            records: &[],
+        };
+        let config = Config::new();
+        match Runtime::gpu(&code, &config) {
+            Err(Error::GpuPoisoned { by }) => assert_eq!(by, "kernel `k` faulted (a test)"),
+            Err(e) => panic!("expected GpuPoisoned, got {e}"),
+            Ok(_) => panic!("a poisoned GPU gave a runtime"),
+        }
+        let (rt, why) = Runtime::gpu_or_cpu(&code, &config).unwrap();
+        assert_eq!(rt.backend(), BackendKind::Cpu(CpuMode::Parallel));
+        assert!(matches!(why, Some(Error::GpuPoisoned { .. })), "{why:?}");
     }
 }

@@ -528,9 +528,35 @@ fn subset_instance() -> (Vec<u32>, u32, u64) {
     (items, target, count)
 }
 
+/// Runs the test `name` of this test binary alone in a child process with `env` set, checks
+/// that it passed, and returns what it printed. A kernel fault makes the GPU unusable for the
+/// rest of its process (the CUDA driver's rule), so every faulting case runs in a child and
+/// the other GPU tests of this binary keep their GPU.
+fn run_in_child(name: &str, env: (&str, &str)) -> String {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(env.0, env.1)
+        .output()
+        .expect("the test binary runs itself");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "the child running {name} with {}={} failed ({}):\n{text}",
+        env.0,
+        env.1,
+        out.status
+    );
+    text
+}
+
 /// Runs the subset-sum leaf `depth` levels deep (items larger than the target, so one call
-/// per level) on a new runtime with `stack_bytes`; `Ok(true)` if it ran and was exact,
-/// `Ok(false)` if it faulted (the runtime reset the GPU), an error for anything else.
+/// per level, and exactly one subset: the empty one) on a new runtime with `stack_bytes`;
+/// `Ok(true)` if it ran, `Ok(false)` if it faulted, an error for anything else. A fault
+/// poisons the process's GPU: call it in a child process.
 fn leaf_runs(depth: usize, stack_bytes: u32) -> Result<bool, Error> {
     let config = Config::new()
         .stack_bytes(stack_bytes)
@@ -544,20 +570,47 @@ fn leaf_runs(depth: usize, stack_bytes: u32) -> Result<bool, Error> {
                 "{:?}",
                 launch.stats
             );
-            Ok(launch.result == 1)
+            assert_eq!(launch.result, 1, "depth {depth}: one subset sums to 0");
+            Ok(true)
         }
         Err(Error::KernelFault { .. }) => Ok(false),
         Err(e) => Err(e),
     }
 }
 
+/// A recursion too deep for its stack is a typed `KernelFault` naming `Config::stack_bytes`;
+/// afterwards (in the faulting process, a child of this test) every GPU runtime and buffer
+/// answers `ContextLost`, a new `Runtime::gpu` is the typed `GpuPoisoned` error without a
+/// driver call, `gpu_or_cpu` runs on the CPU executor, and dropping everything is quiet.
 #[test]
-fn leaf_stack_overflow_is_a_fault_and_a_new_runtime_works() {
-    let code = &gtap_tests::DEVICE_CODE;
-    let Some(mut rt) = gpu(code, Config::new()) else {
+fn leaf_stack_overflow_is_a_fault_and_the_process_falls_back_to_the_cpu() {
+    const NAME: &str = "leaf_stack_overflow_is_a_fault_and_the_process_falls_back_to_the_cpu";
+    const CHILD: &str = "GTAP_TEST_LEAF_FAULT_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        leaf_stack_overflow_in_this_process();
         return;
-    };
-    // The default stack serves the 14-level recursion.
+    }
+    if gpu(&gtap_tests::DEVICE_CODE, Config::new()).is_none() {
+        return;
+    }
+    let out = run_in_child(NAME, (CHILD, "1"));
+    println!("{out}");
+    for line in [
+        "default stack: 14 levels exact",
+        "fault: kernel `subsets_kernel` faulted on the GPU",
+        "new runtime: the GPU is unusable for the rest of this process: kernel `subsets_kernel` faulted",
+        "fell back: fib(30) = 832040 on the CPU executor",
+        "dropped the dead runtimes and buffers",
+    ] {
+        assert!(out.contains(line), "the child did not print {line:?}");
+    }
+}
+
+/// The child's part of the test above: it faults, so it ends its process's GPU use.
+fn leaf_stack_overflow_in_this_process() {
+    let code = &gtap_tests::DEVICE_CODE;
+    // The default stack serves the 14-level recursion of the case.
+    let mut rt = Runtime::gpu(code, &Config::new()).expect("a GPU in the child");
     let (items, target, count) = subset_instance();
     let buf = rt.upload(&items).unwrap();
     let launch = rt
@@ -565,75 +618,170 @@ fn leaf_stack_overflow_is_a_fault_and_a_new_runtime_works() {
         .unwrap();
     assert_eq!(launch.result, count);
     assert!(launch.stats.stack_bytes >= Config::DEFAULT_STACK_BYTES);
-    drop((buf, rt));
-    // 20,000 levels overflow CUDA's 1 KiB default: a fault, named, with the setting to raise.
-    let mut small = gpu(code, Config::new().stack_bytes(1024)).unwrap();
+    println!("default stack: 14 levels exact ({count} subsets)");
+    // 20,000 levels overflow a 1 KiB stack: a fault, named, with the setting to raise.
+    let mut small = Runtime::gpu(code, &Config::new().stack_bytes(1024)).unwrap();
     let deep = small.upload(&vec![7u32; 20_000]).unwrap();
     let e = small
         .launch(gtap_tests::subsets_kernel, (deep.slice(), 0))
         .unwrap_err();
     let message = e.to_string();
-    println!("{message}");
+    println!("fault: {message}");
     let Error::KernelFault {
-        stack_bytes, after, ..
+        kernel,
+        stack_bytes,
+        ..
     } = &e
     else {
         panic!("expected a kernel fault, got {e}")
     };
+    assert_eq!(*kernel, "subsets_kernel");
     assert!(*stack_bytes >= 1024);
-    assert_eq!(*after, gtap_host::AfterFault::Reset);
-    assert!(message.contains("Config::stack_bytes"), "{message}");
-    assert!(message.contains(&format!("{stack_bytes} bytes of stack")));
-    // The dead runtime and its buffer say so; a new runtime works.
-    assert!(matches!(
-        small.launch(fib::fib_kernel, (20,)),
-        Err(Error::ContextLost)
-    ));
+    for part in [
+        format!("{stack_bytes} bytes of stack, set by Config::stack_bytes"),
+        "restart the process".to_string(),
+    ] {
+        assert!(message.contains(&part), "{part:?} missing from: {message}");
+    }
+    // Both runtimes (the faulting one and the one made before) and their buffers are dead.
+    for dead in [&mut small, &mut rt] {
+        assert!(matches!(
+            dead.launch(gtap_tests::subsets_kernel, (buf.slice(), target)),
+            Err(Error::ContextLost)
+        ));
+        assert!(matches!(dead.upload(&[1u32]), Err(Error::ContextLost)));
+        assert!(matches!(dead.reset(), Err(Error::ContextLost)));
+    }
     assert!(matches!(small.download(&deep), Err(Error::ContextLost)));
-    let mut fresh = gpu(&gtap_examples::DEVICE_CODE, Config::new()).unwrap();
-    assert_eq!(
-        fresh.launch(fib::fib_kernel, (30,)).unwrap().result,
-        fib::fib_seq(30)
-    );
-    // Dropping the dead runtime and buffer after the reset touches nothing of the new context.
-    drop((deep, small));
-    assert_eq!(
-        fresh.launch(fib::fib_kernel, (30,)).unwrap().result,
-        fib::fib_seq(30)
-    );
+    assert!(matches!(rt.download(&buf), Err(Error::ContextLost)));
+    // A new GPU runtime is refused with the typed error; gpu_or_cpu runs on the CPU.
+    let examples = &gtap_examples::DEVICE_CODE;
+    match Runtime::gpu(examples, &Config::new()) {
+        Err(e @ Error::GpuPoisoned { .. }) => println!("new runtime: {e}"),
+        Err(e) => panic!("expected GpuPoisoned, got {e}"),
+        Ok(_) => panic!("a new GPU runtime after the fault"),
+    }
+    let (mut cpu, why) = Runtime::gpu_or_cpu(examples, &Config::new()).unwrap();
+    assert!(matches!(why, Some(Error::GpuPoisoned { .. })), "{why:?}");
+    assert!(matches!(cpu.backend(), gtap_host::BackendKind::Cpu(_)));
+    let fib30 = cpu.launch(fib::fib_kernel, (30,)).unwrap().result;
+    assert_eq!(fib30, fib::fib_seq(30));
+    println!("fell back: fib(30) = {fib30} on the CPU executor");
+    drop((deep, small, buf, rt));
+    println!("dropped the dead runtimes and buffers");
 }
 
 /// Measures, for a few stack sizes (the default among them), the deepest recursion of the
-/// subset-sum leaf that still runs, by bisection (each failed depth is a fault and a reset).
-/// Prints a table; checks that more stack allows deeper recursion and the default at least
-/// the 14 levels of the case.
+/// subset-sum leaf that still runs. Each probe runs in a child process (a failed one poisons
+/// its process's GPU); the search starts from the depth the previous size reached, scaled by
+/// the stack, and stops within 1/32 of the answer. Prints a table; checks that more stack
+/// allows deeper recursion and the default at least the 14 levels of the case.
 #[test]
 fn deepest_leaf_recursion_per_stack_size() {
+    const NAME: &str = "deepest_leaf_recursion_per_stack_size";
+    const PROBE: &str = "GTAP_TEST_LEAF_PROBE";
+    if let Ok(probe) = std::env::var(PROBE) {
+        let (depth, stack) = probe.split_once(',').expect("PROBE is depth,stack");
+        let (depth, stack) = (depth.parse().unwrap(), stack.parse().unwrap());
+        let runs = leaf_runs(depth, stack).unwrap_or_else(|e| panic!("{probe}: {e}"));
+        println!("leaf probe: {}", if runs { "runs" } else { "faults" });
+        return;
+    }
     if gpu(&gtap_tests::DEVICE_CODE, Config::new()).is_none() {
         return;
     }
+    let started = std::time::Instant::now();
+    let mut probes = 0;
+    let mut runs = |depth: usize, stack: u32| {
+        probes += 1;
+        let out = run_in_child(NAME, (PROBE, &format!("{depth},{stack}")));
+        match (
+            out.contains("leaf probe: runs"),
+            out.contains("leaf probe: faults"),
+        ) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => panic!("the probe of depth {depth}, stack {stack} said neither:\n{out}"),
+        }
+    };
     let sizes = [1024, Config::DEFAULT_STACK_BYTES, 16 * 1024, 64 * 1024];
-    let mut deepest = Vec::new();
+    let mut deepest: Vec<usize> = Vec::new();
     println!("stack_bytes | deepest leaf recursion that runs | stack bytes per level");
     for &stack in &sizes {
-        let (mut good, mut bad) = (0usize, 1usize << 15);
-        while bad - good > 1 {
-            let mid = (good + bad) / 2;
-            if leaf_runs(mid, stack).unwrap_or_else(|e| panic!("depth {mid}, stack {stack}: {e}")) {
-                good = mid;
-            } else {
-                bad = mid;
-            }
-        }
+        let guess = match deepest.last() {
+            Some(&d) => d * stack as usize / sizes[deepest.len() - 1] as usize,
+            None => 16,
+        };
+        let good = deepest_that_runs(guess.max(1), |depth| runs(depth, stack));
         let per_level = stack as f64 / good.max(1) as f64;
         println!("{stack:>11} | {good:>32} | {per_level:>21.0}");
         deepest.push(good);
     }
+    println!(
+        "{probes} probes in child processes, {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     assert!(
         deepest.windows(2).all(|w| w[0] <= w[1]),
         "more stack must allow at least as deep a recursion: {deepest:?}"
     );
     assert!(deepest[1] >= 14, "the default stack must serve 14 levels");
+}
+
+/// The deepest depth for which `runs` holds, within 1/32 (rounded down), searching from
+/// `guess`: doubling or halving until a depth that runs and one that faults bracket it, then
+/// bisecting.
+fn deepest_that_runs(guess: usize, mut runs: impl FnMut(usize) -> bool) -> usize {
+    const NEVER_FAULTS: usize = 1 << 17;
+    let (mut good, mut bad) = if runs(guess) {
+        let mut good = guess;
+        loop {
+            assert!(good < NEVER_FAULTS, "{good} levels still run: no overflow");
+            if !runs(good * 2) {
+                break (good, good * 2);
+            }
+            good *= 2;
+        }
+    } else {
+        let mut bad = guess;
+        loop {
+            if bad == 1 {
+                break (0, 1);
+            }
+            if runs(bad / 2) {
+                break (bad / 2, bad);
+            }
+            bad /= 2;
+        }
+    };
+    while bad - good > (good / 32).max(1) {
+        let mid = (good + bad) / 2;
+        if runs(mid) {
+            good = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    good
+}
+
+/// The search the stack measurement uses, against known thresholds (no GPU needed).
+#[test]
+fn deepest_that_runs_finds_the_threshold_within_a_32nd() {
+    for deepest in [0, 1, 13, 14, 700, 5000] {
+        for guess in [1, 16, 600, 9000] {
+            let mut probes = 0;
+            let found = deepest_that_runs(guess, |depth| {
+                probes += 1;
+                depth <= deepest
+            });
+            assert!(
+                found <= deepest && deepest - found <= (found / 32).max(1),
+                "threshold {deepest}, guess {guess}: found {found}"
+            );
+            assert!(probes <= 20, "threshold {deepest}, guess {guess}: {probes}");
+        }
+    }
 }
 
 #[test]

@@ -7,10 +7,13 @@
 //! loaded with JIT options (`module.rs` says why), so their kernels are raw driver functions
 //! launched through `result::launch_kernel`; and the error record is device-mapped host
 //! memory (`memory.rs`).
+//!
+//! A kernel fault poisons the process's GPU for good (`poison.rs`): everything here lives in
+//! an `UntilPoisoned`, and no runtime is made on the GPU afterwards.
 
 mod memory;
 mod module;
-mod recovery;
+mod poison;
 mod watch;
 
 use std::collections::HashMap;
@@ -27,7 +30,7 @@ use gtap_device::{DeviceCode, Kernel};
 
 use crate::config::{Config, ConfigError, Limits};
 use crate::device_error::DeviceError;
-use crate::error::{AfterFault, Error, Result};
+use crate::error::{Error, Result};
 use crate::records;
 use crate::runtime::Launch;
 use crate::stall::{StallDetector, StallReport, WarpActivity};
@@ -37,7 +40,7 @@ use crate::watchdog::{self, Outcome};
 use memory::PinnedRecord;
 pub(crate) use memory::{Raw, address, download, upload};
 use module::{Module, ModuleCache};
-pub(crate) use recovery::Epoch;
+pub(crate) use poison::{GPU, UntilPoisoned, describe};
 use watch::GpuWatch;
 
 /// Default cap on the pool budget on the GPU.
@@ -59,8 +62,8 @@ fn has_device_code(code: &DeviceCode) -> Result<()> {
     }
 }
 
-/// What a runtime holds on its CUDA context. It lives in an [`Epoch`]: a reset of the context
-/// after a fault makes all of it unusable at once.
+/// What a runtime holds on its CUDA context. It lives in an [`UntilPoisoned`]: a kernel fault
+/// makes all of it unusable at once.
 struct Live {
     stream: Arc<CudaStream>,
     modules: ModuleCache,
@@ -75,13 +78,8 @@ struct Live {
 
 /// The GPU backend of a runtime.
 pub(crate) struct Gpu {
-    /// `None` once a fault in this runtime killed the context.
-    live: Option<Epoch<Live>>,
-    /// The device's ordinal, which stale objects are counted by.
-    device: usize,
-    /// Whether gtap made the stream on the device's primary context (`Runtime::gpu`), and so
-    /// may reset that context after a fault; an application's context is the application's.
-    owns_context: bool,
+    /// `None` once a fault in this runtime killed the GPU.
+    live: Option<UntilPoisoned<Live>>,
     /// Device addresses of the region and the result cell, read once: every launch is
     /// enqueued on the stream they were made on, so stream order alone orders their use.
     region_ptr: CUdeviceptr,
@@ -117,6 +115,7 @@ struct KernelShape {
 impl Gpu {
     /// Initialises on a new stream of device 0's primary context.
     pub(crate) fn new(code: &DeviceCode, config: &Config) -> Result<Self> {
+        GPU.check()?;
         has_device_code(code)?;
         if !driver_present() {
             return Err(Error::NoGpu {
@@ -131,8 +130,12 @@ impl Gpu {
                 reason: "the CUDA driver sees no GPU".into(),
             });
         }
-        let ctx = CudaContext::new(0).map_err(|e| Error::NoGpu {
-            reason: format!("cannot open GPU 0: {e}"),
+        let ctx = CudaContext::new(0).map_err(|e| match poison::sticky_meaning(&e) {
+            // A fault outside gtap (the application's own kernel) poisoned the process.
+            Some(_) => GPU.driver_error("opening GPU 0", e),
+            None => Error::NoGpu {
+                reason: format!("cannot open GPU 0: {e}"),
+            },
         })?;
         // SAFETY: cudarc's per-slice events order a slice's uses across streams. Everything
         // of this context object is made and used on the one stream created next (kernels get
@@ -142,7 +145,7 @@ impl Gpu {
         let stream = ctx
             .new_stream()
             .map_err(Error::driver("creating a stream"))?;
-        Self::init(code, config, stream, true)
+        Self::init(code, config, stream)
     }
 
     /// Initialises on a caller's stream (and its context).
@@ -151,16 +154,12 @@ impl Gpu {
         config: &Config,
         stream: Arc<CudaStream>,
     ) -> Result<Self> {
+        GPU.check()?;
         has_device_code(code)?;
-        Self::init(code, config, stream, false)
+        Self::init(code, config, stream)
     }
 
-    fn init(
-        code: &DeviceCode,
-        config: &Config,
-        stream: Arc<CudaStream>,
-        owns_context: bool,
-    ) -> Result<Self> {
+    fn init(code: &DeviceCode, config: &Config, stream: Arc<CudaStream>) -> Result<Self> {
         config.check_gpu_settings()?;
         let ctx = stream.context().clone();
         ctx.bind_to_thread()
@@ -258,9 +257,7 @@ impl Gpu {
         };
         // The region and the error record start cleared, as `reset` leaves them.
         Ok(Self {
-            live: Some(Epoch::new(ctx.ordinal(), live)),
-            device: ctx.ordinal(),
-            owns_context,
+            live: Some(UntilPoisoned::new(live)),
             region_ptr,
             out_ptr,
             stack_bytes,
@@ -281,11 +278,6 @@ impl Gpu {
 
     pub(crate) fn block_size(&self) -> u32 {
         self.block
-    }
-
-    /// The device's ordinal.
-    pub(crate) fn device(&self) -> usize {
-        self.device
     }
 
     /// The runtime's stream, unless a fault killed its context.
@@ -429,7 +421,7 @@ impl Gpu {
             }
             Err(source) => {
                 let record = DeviceError::from_report(&live.error.read()).map(Box::new);
-                return Err(self.fault(source, record));
+                return Err(self.fault(K::NAME, source, record));
             }
         }
         if let Some(e) = DeviceError::from_report(&live.error.read()) {
@@ -461,27 +453,32 @@ impl Gpu {
         Ok(Launch { result, stats })
     }
 
-    /// The error for a kernel fault that killed the context, after making the GPU usable again
-    /// where this runtime may (see `recovery.rs`).
-    fn fault(&mut self, source: DriverError, record: Option<Box<DeviceError>>) -> Error {
-        let cu_device = self.live().map(|l| l.stream.context().cu_device());
-        // Everything of the dead context goes before the reset (the driver refuses the frees;
-        // the reset releases the memory).
+    /// The error for kernel `kernel` failing with `source`. A sticky code poisons the GPU for
+    /// the rest of the process (`poison.rs`), and this runtime lets go of everything it holds
+    /// on it without a driver call.
+    fn fault(
+        &mut self,
+        kernel: &'static str,
+        source: DriverError,
+        record: Option<Box<DeviceError>>,
+    ) -> Error {
+        if poison::sticky_meaning(&source).is_none() {
+            return Error::Driver {
+                during: "waiting for the kernel",
+                source,
+            };
+        }
+        GPU.mark(format!(
+            "kernel `{kernel}` faulted ({}) with {} bytes of stack per thread",
+            describe(&source),
+            self.stack_bytes
+        ));
         self.live = None;
-        let after = match cu_device {
-            Ok(cu_device) if self.owns_context => {
-                match recovery::reset_primary(self.device, cu_device) {
-                    Ok(()) => AfterFault::Reset,
-                    Err(e) => AfterFault::ResetFailed(e.to_string()),
-                }
-            }
-            _ => AfterFault::ApplicationContext,
-        };
         Error::KernelFault {
+            kernel,
             source,
             record,
             stack_bytes: self.stack_bytes,
-            after,
         }
     }
 
