@@ -327,7 +327,16 @@ fn watchdog_stops_a_launch_waiting_forever_then_the_runtime_runs_fib() {
         );
         assert!(matches!(report.detector, StallDetector::Watchdog { .. }));
         assert!(report.stopped, "round {round}: every warp left the launch");
-        assert_eq!(report.warps.len(), rt.layout().geometry.warps() as usize);
+        // Every warp of the launch is reported: the kernel's own resident grid, which may be
+        // smaller than the region's (sized for the crate's kernel that fits the most blocks).
+        let warps_per_block = (rt.block_size() / 32) as usize;
+        assert!(
+            !report.warps.is_empty()
+                && report.warps.len() % warps_per_block == 0
+                && report.warps.len() <= rt.layout().geometry.warps() as usize,
+            "{} warps reported",
+            report.warps.len()
+        );
         let working: Vec<_> = report
             .warps
             .iter()
