@@ -5,10 +5,6 @@
 //! error report in host memory, laid out as on the GPU) and returns the kernel's value or why
 //! there is none.
 //!
-//! Its one entry point is [`run`]: it runs a kernel on a [`State`] (the runtime's region and
-//! error report in host memory, laid out as on the GPU) and returns the kernel's value or why
-//! there is none.
-//!
 //! * [`Mode::Parallel`]: one OS thread per warp, each running [`Worker::run`] exactly as a GPU
 //!   warp does; the fallback when there is no GPU.
 //! * [`Mode::Deterministic`]: every warp lives on one thread. A seeded generator picks

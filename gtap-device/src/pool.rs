@@ -66,19 +66,15 @@
 //!   after its parent's slot was recycled does not notify the slot's new task. Here a task
 //!   finishes only after all its children have (the implicit wait of [`crate::join`]), so no
 //!   notification can arrive late and ids need none.
-//! * **Racecheck.** `compute-sanitizer --tool racecheck` warns of a read-against-write race in
-//!   `alloc_slow`: lanes of one warp load `taken` and the `frees_seen` hint while another
-//!   lane stores the hint (or moves `taken` on). It is benign by design, not a missing
-//!   `__syncwarp`. Every access to the warp-local counters is a relaxed `.cta` atomic-class
-//!   instruction (`ld.relaxed`, `st.relaxed`, `atom`), so in PTX's memory model they do not
-//!   race; racecheck treats `ld`/`st.relaxed` like plain shared-memory accesses and reports, at
-//!   warning level (its level for code that assumes a warp's lanes run in lockstep), that lanes
-//!   could interleave. The protocol never assumes they do not: `frees_seen` only ever holds a
-//!   value that `frees` had, and `frees` only advances, so a stale or reordered store can only
-//!   move the hint back, which costs a reload; a position is claimed only by the
-//!   compare-and-swap on `taken`, so each has one consumer. A `__syncwarp` could not help
-//!   anyway, since only some lanes reach `alloc_slow`. `scripts/device-sanitize` allows
-//!   racecheck warnings whose two sites both lie in `alloc_slow`, and no others.
+//! * **Racecheck.** Lanes reach the slow path (`alloc_slow`, `borrow`) independently, and while
+//!   one lane stores a hint (`frees_seen`, `fresh`, `lender`) another may load it. The protocol
+//!   never relies on the order: a hint only ever holds a value its counter had, and a stale one
+//!   costs a reload; a ring position is claimed only by the compare-and-swap on `taken`. In
+//!   PTX's model relaxed `.cta` loads and stores do not race either, but compute-sanitizer's
+//!   racecheck treats them as plain accesses (it reported these pairs, as errors where lanes
+//!   store different values). So the slow path reads and writes these counters with atomic
+//!   read-modify-writes (`LocalU32::load_rmw`, `store_rmw`), which racecheck understands; the
+//!   common path (`take_ready`) was atomic already.
 
 use core::sync::atomic::Ordering;
 
@@ -256,13 +252,12 @@ pub(crate) fn alloc_slow(lane: &LaneView) -> Option<u32> {
 #[inline]
 fn take_unstashed(region: &Region, local: &PoolLocal, warp: u32) -> Option<u32> {
     loop {
-        let t = local.taken.load();
-        let mut seen = local.frees_seen.load();
+        let t = local.taken.load_rmw();
+        let mut seen = local.frees_seen.load_rmw();
         if !after(seen, t) {
             seen = region.pool_meta(warp).frees.load(Ordering::Relaxed);
-            // Lanes may store these out of order; a stale value only costs another reload
-            // (the benign race racecheck reports: see "Racecheck" in the module docs).
-            local.frees_seen.store(seen);
+            // Lanes may store these out of order; a stale value only costs another reload.
+            local.frees_seen.store_rmw(seen);
             if !after(seen, t) {
                 break;
             }
@@ -271,7 +266,7 @@ fn take_unstashed(region: &Region, local: &PoolLocal, warp: u32) -> Option<u32> 
             return take(region, warp, t);
         }
     }
-    if local.fresh.load() < region.slots_per_warp
+    if local.fresh.load_rmw() < region.slots_per_warp
         && let Some(id) = claim_fresh(region, warp, local)
     {
         return Some(id);
@@ -287,7 +282,7 @@ fn claim_fresh(region: &Region, w: u32, local: &PoolLocal) -> Option<u32> {
     // Lanes may store these out of order; the view stays a lower bound.
     local
         .fresh
-        .store(c.saturating_add(1).min(region.slots_per_warp));
+        .store_rmw(c.saturating_add(1).min(region.slots_per_warp));
     (c < region.slots_per_warp).then(|| region.task_id(w, c))
 }
 
@@ -297,7 +292,7 @@ fn claim_fresh(region: &Region, w: u32, local: &PoolLocal) -> Option<u32> {
 fn borrow(region: &Region, local: &PoolLocal, me: u32) -> Option<u32> {
     let others = region.warps - 1;
     // `lender` counts the other warps after this one: 0 is warp `me + 1`.
-    let first = local.lender.load();
+    let first = local.lender.load_rmw();
     for k in 0..LENDERS_PER_ALLOC.min(others) {
         let j = (first + k) % others;
         let w = (me + 1 + j) % region.warps;
@@ -306,11 +301,11 @@ fn borrow(region: &Region, local: &PoolLocal, me: u32) -> Option<u32> {
         if fresh.load(Ordering::Relaxed) < region.slots_per_warp {
             let c = fresh.fetch_add(1, Ordering::Relaxed);
             if c < region.slots_per_warp {
-                local.lender.store(j);
+                local.lender.store_rmw(j);
                 return Some(region.task_id(w, c));
             }
         }
-        local.lender.store((j + 1) % others);
+        local.lender.store_rmw((j + 1) % others);
     }
     None
 }

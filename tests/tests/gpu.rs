@@ -7,7 +7,17 @@
 use gtap_examples::{fib, integrate, nqueens, tree};
 use gtap_host::{Config, DeviceCode, DeviceErrorKind, Error, Runtime};
 
-fn gpu(code: &DeviceCode, config: Config) -> Option<Runtime> {
+/// A GPU runtime, or `None` (after saying why) when there is no GPU or no device code.
+/// `GTAP_GPU_GRID` sets the grid of configurations that leave it to the default: the
+/// sanitizers run with a small grid, since every idle warp polling for work is slowed down too.
+fn gpu(code: &DeviceCode, mut config: Config) -> Option<Runtime> {
+    if config.grid_size.is_none()
+        && let Some(grid) = std::env::var("GTAP_GPU_GRID")
+            .ok()
+            .and_then(|s| s.parse().ok())
+    {
+        config = config.grid_size(grid);
+    }
     match Runtime::gpu(code, &config) {
         Ok(rt) => Some(rt),
         Err(e @ (Error::NoGpu { .. } | Error::NoDeviceCode { .. })) => {
@@ -27,6 +37,12 @@ fn repeats() -> usize {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(20)
+}
+
+/// Whether `GTAP_GPU_SMALL` asks for small inputs (under the sanitizers, which slow kernels
+/// down 10-100 times).
+fn small() -> bool {
+    std::env::var_os("GTAP_GPU_SMALL").is_some()
 }
 
 /// Random trees `random_trees_are_exact_on_the_gpu` runs in all: `GTAP_GPU_TREES`, else 400
@@ -105,10 +121,15 @@ fn kernel_modules_load_from_sass_when_built_for_the_gpu() {
 
 #[test]
 fn examples_are_exact_over_many_launches_with_1_and_3_queues() {
-    let height = 16;
+    // (fib, fib with cutoff, N-Queens, tree height, random tree nodes)
+    let (fib_n, cut_n, queens, height, random) = if small() {
+        (20, 26, 9, 10, 5_000)
+    } else {
+        (30, 36, 12, 16, 300_000)
+    };
     let mut tree_want = vec![0u64; (1 << (height + 1)) - 1];
     let tree_sum = tree::tree_visit_seq(height, 32, &mut tree_want);
-    let nodes = tree::random_tree(300_000, 5);
+    let nodes = tree::random_tree(random, 5);
     let nodes_sum = tree::tree_sum_seq(&nodes);
     let integral = integrate::integrate_seq(-1.0, 1.0, 1e-11);
     for queues in [1, 3] {
@@ -122,16 +143,18 @@ fn examples_are_exact_over_many_launches_with_1_and_3_queues() {
         let mut out = rt.alloc_filled(tree_want.len(), 0u64).unwrap();
         for i in 0..repeats() {
             let ctx = format!("launch {i}, {queues} queue(s)");
-            let l = rt.launch(fib::fib_kernel, (30,)).unwrap();
-            assert_eq!(l.result, fib::fib_seq(30), "fib(30), {ctx}");
+            let l = rt.launch(fib::fib_kernel, (fib_n,)).unwrap();
+            assert_eq!(l.result, fib::fib_seq(fib_n), "fib({fib_n}), {ctx}");
             assert_eq!(
                 l.stats.tasks_spawned,
-                fib::fib_tasks(30),
-                "fib(30) tasks, {ctx}"
+                fib::fib_tasks(fib_n),
+                "fib({fib_n}) tasks, {ctx}"
             );
             assert_eq!(
-                rt.launch(fib::fib_cutoff_kernel, (36, 14)).unwrap().result,
-                fib::fib_seq(36),
+                rt.launch(fib::fib_cutoff_kernel, (cut_n, 14))
+                    .unwrap()
+                    .result,
+                fib::fib_seq(cut_n),
                 "fib cutoff, {ctx}"
             );
             let got = rt
@@ -140,9 +163,11 @@ fn examples_are_exact_over_many_launches_with_1_and_3_queues() {
                 .result;
             assert_eq!(got.to_bits(), integral.to_bits(), "integrate, {ctx}");
             assert_eq!(
-                rt.launch(nqueens::nqueens_kernel, (12, 5)).unwrap().result,
-                14_200,
-                "nqueens(12), {ctx}"
+                rt.launch(nqueens::nqueens_kernel, (queens, 5))
+                    .unwrap()
+                    .result,
+                nqueens::nqueens_seq(queens, 0, 0, 0, 0),
+                "nqueens({queens}), {ctx}"
             );
             assert_eq!(
                 rt.launch(tree::tree_kernel, (height, 32, out.slice_mut()))
@@ -268,13 +293,16 @@ fn a_20000_deep_chain_completes_under_the_default_configuration() {
     let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, Config::new()) else {
         return;
     };
-    for _ in 0..5 {
-        let launch = rt.launch(gtap_tests::chain_kernel, (20_000,)).unwrap();
-        assert_eq!(launch.result, 20_000);
+    // Under the sanitizers (`GTAP_GPU_SMALL`) a shorter chain: racecheck takes minutes for
+    // 20,000 steps one after another.
+    let depth = if small() { 2_000 } else { 20_000 };
+    for _ in 0..repeats().min(5) {
+        let launch = rt.launch(gtap_tests::chain_kernel, (depth,)).unwrap();
+        assert_eq!(launch.result, depth);
         let s = &launch.stats;
-        assert_eq!(s.tasks_spawned + s.tasks_inlined, 20_001);
+        assert_eq!(s.tasks_spawned + s.tasks_inlined, depth as u64 + 1);
         println!(
-            "chain of 20,000: {} slots per warp, {} tasks in slots, {} inline, {:.3} ms",
+            "chain of {depth}: {} slots per warp, {} tasks in slots, {} inline, {:.3} ms",
             s.slots_per_warp, s.tasks_spawned, s.tasks_inlined, s.kernel_ms
         );
     }

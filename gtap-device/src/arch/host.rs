@@ -233,6 +233,17 @@ impl LocalU32 {
     pub fn swap(&self, v: u32) -> u32 {
         self.0.replace(v)
     }
+    /// [`LocalU32::load`]; on the GPU an atomic read-modify-write, for counters that lanes
+    /// running independently may store at the same time.
+    #[inline(always)]
+    pub fn load_rmw(&self) -> u32 {
+        self.load()
+    }
+    /// [`LocalU32::store`]; on the GPU an atomic exchange (see [`LocalU32::load_rmw`]).
+    #[inline(always)]
+    pub fn store_rmw(&self, v: u32) {
+        self.store(v)
+    }
     /// [`LocalU32::fetch_add`]; on the GPU the lanes that call it together share one atomic.
     /// Simulated lanes run one at a time, so here it is the plain add.
     #[inline(always)]

@@ -232,6 +232,26 @@ impl LocalU32 {
         };
         old
     }
+    /// Reads the counter with a read-modify-write that changes nothing (`atom.or` of 0), for
+    /// counters that lanes running independently may store at the same time (the pool's slow
+    /// path). PTX's memory model already orders relaxed `.cta` loads and stores without a data
+    /// race, but compute-sanitizer's racecheck counts only atomic instructions as race-free,
+    /// and these paths are rare enough that the clean report is worth an atomic.
+    #[inline(always)]
+    pub fn load_rmw(&self) -> u32 {
+        let old: u32;
+        // SAFETY: the counter lives in shared memory for the whole kernel.
+        unsafe {
+            asm!("atom.relaxed.cta.or.b32 {o}, [{p}], 0;", o = out(reg32) old, p = in(reg64) self.0.get())
+        };
+        old
+    }
+    /// Writes the counter with an atomic exchange: the store of [`LocalU32::load_rmw`]'s
+    /// counters.
+    #[inline(always)]
+    pub fn store_rmw(&self, v: u32) {
+        self.swap(v);
+    }
     /// [`LocalU32::fetch_add`] by every lane that calls it at the same time, as one atomic: the
     /// lanes that reach this call together on the same counter elect a leader, which adds
     /// `v` once per lane; each lane gets the value it would have seen had the lanes added one
