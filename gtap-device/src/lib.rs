@@ -57,6 +57,8 @@ pub mod thread;
 // The runtime's internals: private, reached only through the items re-exported below and the
 // macros' `__private` module.
 mod arch;
+#[cfg(not(target_arch = "nvptx64"))]
+mod at_once;
 mod atomic;
 mod device_code;
 mod error;

@@ -133,6 +133,8 @@ pub struct PoolLocal {
     kept: LocalU32,
     /// Children run inline because no id was free (wraps after 2^32).
     inlined: LocalU32,
+    /// Children the parallel CPU executor polled at once (lazy task creation; wraps after 2^32).
+    at_once: LocalU32,
 }
 
 impl PoolLocal {
@@ -150,6 +152,7 @@ impl PoolLocal {
             handed: LocalU32::new(0),
             kept: LocalU32::new(0),
             inlined: LocalU32::new(0),
+            at_once: LocalU32::new(0),
         }
     }
 }
@@ -159,6 +162,12 @@ impl PoolLocal {
     #[inline]
     pub(crate) fn count_inline(&self) {
         self.inlined.fetch_add(1);
+    }
+
+    /// Counts a child the parallel CPU executor polls at once instead of staging it.
+    #[inline]
+    pub(crate) fn count_at_once(&self) {
+        self.at_once.fetch_add(1);
     }
 }
 
@@ -538,6 +547,12 @@ pub(crate) fn roomy(region: &Region, local: &PoolLocal) -> bool {
 #[inline]
 pub(crate) fn inlined(local: &PoolLocal) -> u32 {
     local.inlined.load()
+}
+
+/// Children this warp polled at once (parallel CPU executor; see [`PoolLocal::count_at_once`]).
+#[inline]
+pub(crate) fn at_once(local: &PoolLocal) -> u32 {
+    local.at_once.load()
 }
 
 /// Ids the warp has handed out to tasks.

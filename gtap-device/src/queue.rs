@@ -67,6 +67,16 @@ pub struct QueueMeta {
     pub(crate) lock: AtomicU32,
 }
 
+/// Ids warp `w` has published on its queues and no one has claimed yet: what thieves can take
+/// from it now. Parallel CPU executor only (lazy spawns, see `task.rs`).
+#[cfg(not(target_arch = "nvptx64"))]
+#[inline]
+pub(crate) fn published(region: &Region, w: u32) -> u32 {
+    (0..region.num_queues)
+        .map(|q| region.queue_meta(w, q).count.load(Ordering::Relaxed))
+        .fold(0, u32::saturating_add)
+}
+
 /// Victims a thief tries per idle step.
 const STEAL_TRIES: u32 = 4;
 

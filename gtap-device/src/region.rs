@@ -1,6 +1,8 @@
 //! The device's view of one launch: typed pointers into the runtime's region.
 
 use crate::abi::ErrorReport;
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::abi::OPT_LAZY_SPAWN;
 use crate::abi::WarpStats;
 use crate::abi::WarpStatus;
 use crate::abi::{LaunchParams, OPT_RANDOM_QUEUE};
@@ -159,6 +161,13 @@ impl Region {
     #[inline(always)]
     pub(crate) fn random_queue(&self) -> bool {
         self.options & OPT_RANDOM_QUEUE != 0
+    }
+
+    /// Whether the parallel CPU executor asked for lazy task creation ([`OPT_LAZY_SPAWN`]).
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    pub(crate) fn lazy_spawn(&self) -> bool {
+        self.options & OPT_LAZY_SPAWN != 0
     }
 }
 

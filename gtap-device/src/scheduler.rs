@@ -466,10 +466,14 @@ impl<'w> Worker<'w> {
         let region = self.warp.region();
         let spawned = pool::handed(&self.warp.shared().pool) as u64;
         let inlined = pool::inlined(&self.warp.shared().pool) as u64;
+        let at_once = pool::at_once(&self.warp.shared().pool) as u64;
         let me = self.me;
         self.count(|s| {
             s.spawned = spawned;
             s.inlined = inlined;
+            s.at_once = at_once;
+            // Polls of children polled at once are polls too, outside the steps.
+            s.tasks += at_once;
             // SAFETY: each warp writes only its own statistics slot, once, at the end.
             unsafe { region.stats(me).write(*s) };
             region

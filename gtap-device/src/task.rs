@@ -30,7 +30,7 @@ use crate::abi::ErrorCode;
 use crate::abi::ROOT_RESULT_BYTES;
 use crate::arch::{self, Warp};
 use crate::error::{Failure, raise};
-use crate::lane::{FAILED, INLINE, LaneView, SUSPEND, stack_used};
+use crate::lane::{FAILED, INLINE, LaneCtx, LaneView, SUSPEND, stack_used};
 use crate::record::{self, MAX_ALIGN, NONE};
 use crate::{pool, queue};
 
@@ -178,6 +178,10 @@ where
         raise(f);
         return;
     }
+    #[cfg(not(target_arch = "nvptx64"))]
+    let Some(fut) = crate::at_once::spawn::<T, F>(&lane, q, dst, fut) else {
+        return;
+    };
     // SAFETY: the calling lane owns its context.
     let inline = unsafe { lane.ctx() }.flags & INLINE != 0;
     match if inline {
@@ -252,9 +256,7 @@ where
         ctx.flags |= FAILED;
         return;
     }
-    let need = stack_used(ctx.stack_top)
-        .saturating_add(2 * core::mem::size_of::<F>() as u32)
-        .saturating_add(INLINE_RESERVE);
+    let need = inline_stack_need::<F>(ctx);
     if need > region.stack_bytes {
         let mut f = Failure::at(
             ErrorCode::PoolExhausted,
@@ -289,6 +291,16 @@ where
     ctx.flags = flags | (ctx.flags & FAILED);
     ctx.spawned = spawned;
     ctx.info = info;
+}
+
+/// Stack a child of future type `F` run on the calling lane needs, counted from where the
+/// lane's worker started: what it has used so far, the future (twice: it is built in the
+/// spawning frame and moved) and [`INLINE_RESERVE`].
+#[inline(always)]
+pub(crate) fn inline_stack_need<F>(ctx: &LaneCtx) -> u32 {
+    stack_used(ctx.stack_top)
+        .saturating_add(2 * core::mem::size_of::<F>() as u32)
+        .saturating_add(INLINE_RESERVE)
 }
 
 /// Polls an inline child once. A function of its own, so that the child's poll (inlined here)

@@ -17,6 +17,11 @@ pub struct Stats {
     /// Children run inline, on the spawning thread's stack, because no task slot was free
     /// (not counted in `tasks_spawned`). Zero whenever the pool is large enough.
     pub tasks_inlined: u64,
+    /// Parallel CPU executor only: of `tasks_spawned`, children polled at once, nested in
+    /// their parent's poll on the spawning thread (lazy task creation: the executor runs a
+    /// child work-first while its warp has work for other threads to steal); most finish
+    /// there. Zero on the GPU and in the deterministic executor.
+    pub tasks_run_at_once: u64,
     /// Successful steals (each moves up to 32 tasks).
     pub steals: u64,
     /// Steal attempts by idle warps.
@@ -127,6 +132,7 @@ impl Stats {
             s.tasks_polled += w.tasks;
             s.tasks_spawned += w.spawned;
             s.tasks_inlined += w.inlined;
+            s.tasks_run_at_once += w.at_once;
             s.steals += w.steals;
             s.steal_attempts += w.steal_attempts;
             s.peak_live_per_warp = s.peak_live_per_warp.max(w.peak_live);

@@ -67,6 +67,15 @@ pub(crate) fn launch_report(kernel: &str, launch: u64, backend: &str, s: &Stats)
             ),
         );
     }
+    if s.tasks_run_at_once > 0 {
+        row(
+            "run at once",
+            format!(
+                "{} of them polled at once by their parent's thread (CPU executor)",
+                s.tasks_run_at_once
+            ),
+        );
+    }
     row(
         "steals",
         format!("{} (of {} attempts)", s.steals, s.steal_attempts),

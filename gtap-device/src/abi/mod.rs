@@ -67,6 +67,12 @@ pub const POOL_CELL_BYTES: u64 = 8;
 /// instead of the fullest one.
 pub const OPT_RANDOM_QUEUE: u32 = 1;
 
+/// [`LaunchParams::options`] bit, parallel CPU executor only: *lazy task creation*. While the
+/// spawning warp already has work published for thieves, a spawn polls its child at once in
+/// the spawning lane instead of queueing it, so that the threads' time goes into task bodies
+/// instead of queues, steps and joins (see `at_once.rs`).
+pub const OPT_LAZY_SPAWN: u32 = 2;
+
 /// The most registers per thread a kernel may use: the persistent grid's blocks of 256 threads
 /// then fit at least two to a multiprocessor (16 warps), which the scheduler needs to hide
 /// memory latency. `gtap-builder` gives it to `ptxas` for the SASS it embeds, and `gtap-host`

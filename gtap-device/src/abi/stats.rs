@@ -22,6 +22,9 @@ pub struct WarpStats {
     pub cycles_idle: u64,
     /// Children run inline, on the spawning lane's stack, because no task slot was free.
     pub inlined: u64,
+    /// Parallel CPU executor only: of `spawned`, children polled at once in the spawning lane
+    /// ([`OPT_LAZY_SPAWN`](super::OPT_LAZY_SPAWN)); their polls are counted in `tasks` too.
+    pub at_once: u64,
     /// Most tasks of this warp's pool live at once, sampled every few steps.
     pub peak_live: u32,
     /// Padding.
@@ -40,6 +43,7 @@ impl WarpStats {
         cycles_scheduling: 0,
         cycles_idle: 0,
         inlined: 0,
+        at_once: 0,
         peak_live: 0,
         _pad: 0,
     };
@@ -51,11 +55,11 @@ mod tests {
 
     use super::WarpStats;
 
-    /// The host reads the device's statistics as this struct: nine `u64`s, then two `u32`s,
+    /// The host reads the device's statistics as this struct: ten `u64`s, then two `u32`s,
     /// with no implicit padding, so the layout is the same on `x86_64` and `nvptx64`.
     #[test]
     fn the_layout_is_the_one_the_host_reads() {
-        assert_eq!(size_of::<WarpStats>(), 80);
+        assert_eq!(size_of::<WarpStats>(), 88);
         assert_eq!(align_of::<WarpStats>(), 8);
         let offsets = [
             offset_of!(WarpStats, tasks),
@@ -67,10 +71,11 @@ mod tests {
             offset_of!(WarpStats, cycles_scheduling),
             offset_of!(WarpStats, cycles_idle),
             offset_of!(WarpStats, inlined),
+            offset_of!(WarpStats, at_once),
             offset_of!(WarpStats, peak_live),
             offset_of!(WarpStats, _pad),
         ];
-        assert_eq!(offsets, [0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 76]);
+        assert_eq!(offsets, [0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 84]);
     }
 
     #[test]

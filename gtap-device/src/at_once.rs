@@ -1,0 +1,138 @@
+//! Lazy task creation on the parallel CPU executor: a child polled at once, in the spawning
+//! lane, instead of queued.
+//!
+//! On a GPU a spawn is cheap next to what a warp gains from running 32 tasks side by side; on a
+//! CPU core a task's trip through the scheduler (a step, the fold, a steal, the join) costs far
+//! more than a small task body. So the parallel CPU executor
+//! ([`OPT_LAZY_SPAWN`](crate::abi::OPT_LAZY_SPAWN)) runs children
+//! *work-first* while its warp already has work published for other threads to steal:
+//!
+//! 1. The child gets a task slot and its record as usual ([`record::write`]), but is not staged.
+//! 2. The spawning lane polls it at once, nested inside the parent's poll, with its own lane
+//!    context (task, spawn count, flags) saved and restored around the poll.
+//! 3. If the child finished (it returned, and nothing it spawned is outstanding), its result is
+//!    in its destination: the slot goes back to the pool and the parent does not count the
+//!    child. Otherwise the child is a task like any other: suspended at a wait (its last child
+//!    will stage its continuation) or completing; the parent counts it among the children its
+//!    next wait waits for, and the join protocol takes over ([`crate::join`]).
+//!
+//! Its own spawns inside are candidates for the same treatment, so a thread runs whole subtrees
+//! with no queue traffic, while the tree's top, spawned the ordinary way when the warp has
+//! nothing published, keeps the other threads busy. Nesting stops where the thread's stack
+//! would not hold another level (the test of [`crate::task`]'s inline children): then the child
+//! is spawned as usual, and its parent, a real task, may suspend; nothing fails for lack of
+//! stack.
+//!
+//! Why this is sound: a nested child's descendants are staged on the spawning warp and run only
+//! after the current step's poll, as every child does; a child that finished inside its
+//! parent's poll has no outstanding children and notifies no one. Completing a child before its
+//! parent continues is one of the schedules the rules allow (it is what an inline child does).
+//! The deterministic executor and the GPU never nest (this module is host-only, and the option
+//! is set only by [`crate::cpu`]'s parallel mode).
+
+use core::future::Future;
+use core::sync::atomic::Ordering;
+
+use crate::join;
+use crate::lane::{FAILED, INLINE, LaneView};
+use crate::task::{TaskFunction, inline_stack_need};
+use crate::{pool, queue, record};
+
+/// Published ids of its warp from which a spawn polls its child at once: enough that a thief
+/// finds work without this warp's help.
+const SURPLUS: u32 = 4;
+
+/// Most children polled at once inside one another on a thread. Unbounded nesting would turn
+/// the schedule depth-first, which a label-correcting search (an asynchronous BFS lowering
+/// depths) pays for with many re-visits: a few levels keep most of the gain on fork-join
+/// trees (2^8 tasks per nest on a binary tree) and keep the order near the queues' own.
+const MAX_NESTING: u32 = 8;
+
+std::thread_local! {
+    /// Children being polled at once on this thread, inside one another.
+    static NESTING: core::cell::Cell<u32> = const { core::cell::Cell::new(0) };
+}
+
+/// One level of [`NESTING`], left when dropped, also when a panic in the child unwinds
+/// through it (the executor catches it at the task's own poll and aborts the launch, and the
+/// thread may run another launch).
+struct Nested;
+
+impl Nested {
+    fn enter() -> Self {
+        NESTING.set(NESTING.get() + 1);
+        Nested
+    }
+}
+
+impl Drop for Nested {
+    fn drop(&mut self) {
+        NESTING.set(NESTING.get() - 1);
+    }
+}
+
+/// Spawns child `fut` (of `T`, resuming on queue `q`, result into `dst`) by polling it at once,
+/// when the executor asks for it and the warp and the stack allow; else hands the future back
+/// for an ordinary spawn.
+#[inline]
+pub(crate) fn spawn<T, F>(lane: &LaneView, q: u32, dst: *mut T::Output, fut: F) -> Option<F>
+where
+    T: TaskFunction,
+    F: Future<Output = T::Output>,
+{
+    let region = lane.region();
+    if !region.lazy_spawn() {
+        return Some(fut);
+    }
+    // SAFETY: the calling lane owns its context.
+    let ctx = unsafe { lane.ctx() };
+    if ctx.flags & INLINE != 0
+        || NESTING.get() >= MAX_NESTING
+        || queue::published(region, lane.warp) < SURPLUS
+        || inline_stack_need::<F>(ctx) > region.stack_bytes
+    {
+        return Some(fut);
+    }
+    let Some(id) = pool::take_ready(lane).or_else(|| pool::alloc_slow(lane)) else {
+        return Some(fut);
+    };
+    // SAFETY: `id` was just allocated to this lane, and `spawn_future` checked that the record
+    // fits a slot.
+    unsafe { record::write::<T, F>(region.header(id), fut, dst, ctx.task, q) };
+    lane.shared().pool.count_at_once();
+    if poll_nested(lane, id) {
+        // Release: this lane's accesses to the slot come before its next owner's.
+        pool::free(lane, id, Ordering::Release);
+    } else {
+        // SAFETY: as above.
+        unsafe { lane.ctx() }.spawned += 1;
+    }
+    None
+}
+
+/// Polls record `id`, just written by this lane, nested in the lane's current poll; returns
+/// whether the task finished.
+#[inline(never)]
+fn poll_nested(lane: &LaneView, id: u32) -> bool {
+    // SAFETY: the calling lane owns its context.
+    let ctx = unsafe { lane.ctx() };
+    let saved = (ctx.task, ctx.spawned, ctx.flags, ctx.info);
+    ctx.task = id;
+    ctx.spawned = 0;
+    ctx.flags = 0;
+    let h = lane.region().header(id);
+    let nested = Nested::enter();
+    // SAFETY: the record was written by `record::write` with its poll shim and is this lane's;
+    // nobody else can see it (it is in no queue).
+    let returned = unsafe { ((*h).poll)(h) };
+    drop(nested);
+    let finished = returned && join::returned(lane, id).is_some();
+    // SAFETY: as above; the nested poll's frames are gone.
+    let ctx = unsafe { lane.ctx() };
+    let failed = ctx.flags & FAILED;
+    (ctx.task, ctx.spawned, ctx.flags, ctx.info) = saved;
+    // A device error inside the child must stop the parent at its next wait, as if the parent's
+    // own spawn had failed.
+    ctx.flags |= failed;
+    finished
+}
