@@ -18,10 +18,11 @@
 //!
 //! Its own spawns inside are candidates for the same treatment, so a thread runs whole subtrees
 //! with no queue traffic, while the tree's top, spawned the ordinary way when the warp has
-//! nothing published, keeps the other threads busy. Nesting stops where the thread's stack
-//! would not hold another level (the test of [`crate::task`]'s inline children): then the child
-//! is spawned as usual, and its parent, a real task, may suspend; nothing fails for lack of
-//! stack.
+//! nothing published, keeps the other threads busy. Nesting stops at [`MAX_NESTING`] levels and
+//! where the thread's stack would not hold another level (the test of [`crate::task`]'s inline
+//! children): then the child is spawned as usual, and its parent, a real task, may suspend;
+//! nothing fails for lack of stack. A thread whose children polled at once mostly outlive
+//! their poll stops nesting for the rest of the launch ([`worth_it`]).
 //!
 //! Why this is sound: a nested child's descendants are staged on the spawning warp and run only
 //! after the current step's poll, as every child does; a child that finished inside its
@@ -48,9 +49,106 @@ const SURPLUS: u32 = 4;
 /// trees (2^8 tasks per nest on a binary tree) and keep the order near the queues' own.
 const MAX_NESTING: u32 = 8;
 
+/// Children a thread polls at once before it judges whether that pays (see [`worth_it`]).
+const TRIAL: u32 = 256;
+
 std::thread_local! {
     /// Children being polled at once on this thread, inside one another.
     static NESTING: core::cell::Cell<u32> = const { core::cell::Cell::new(0) };
+    /// Task ids of children that finished inside a nest, kept for the nest's next child
+    /// instead of a trip through the pool (given back when the nest ends).
+    static SPARES: core::cell::RefCell<Spares> = const { core::cell::RefCell::new(Spares::EMPTY) };
+    /// Children this thread has polled at once (in this launch: the executor's worker threads
+    /// live for one launch), and how many of them returned with children still outstanding.
+    static OUTCOMES: core::cell::Cell<(u32, u32)> = const { core::cell::Cell::new((0, 0)) };
+}
+
+/// Whether polling children at once still pays on this thread. It pays for fork-join
+/// recursion, where a child waits for its own children (finishing inside the poll, or
+/// suspending at its wait where the nesting stopped): the parent would wait for it anyway.
+/// When most children polled at once return with their own children still outstanding, the
+/// tasks spawn without waiting (a graph search), and nesting only turns the order depth-first,
+/// which a label-correcting search pays for with re-visits: then the thread stops, after
+/// [`TRIAL`] children.
+fn worth_it() -> bool {
+    let (polled, detached) = OUTCOMES.get();
+    polled < TRIAL || detached * 2 <= polled
+}
+
+/// Records how a child polled at once ended.
+fn record(end: End) {
+    let (polled, detached) = OUTCOMES.get();
+    OUTCOMES.set((
+        polled.saturating_add(1),
+        detached.saturating_add(u32::from(end == End::Detached)),
+    ));
+}
+
+/// How a child polled at once came out of its poll.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// Returned, with nothing it spawned outstanding: done.
+    Finished,
+    /// Suspended at a wait for children still outstanding.
+    Waiting,
+    /// Returned with children it spawned still outstanding (it finishes with the last).
+    Detached,
+}
+
+/// A few free task ids of the calling thread's warp (see [`SPARES`]).
+struct Spares {
+    ids: [u32; SPARE_IDS],
+    len: usize,
+}
+
+/// Ids a thread keeps in [`SPARES`]: one per level of nesting and a few more.
+const SPARE_IDS: usize = 2 * MAX_NESTING as usize;
+
+impl Spares {
+    const EMPTY: Spares = Spares {
+        ids: [0; SPARE_IDS],
+        len: 0,
+    };
+}
+
+/// A spare id for a child polled at once, counted as handed out like any allocation.
+fn take_spare(lane: &LaneView) -> Option<u32> {
+    let id = SPARES.with_borrow_mut(|s| {
+        s.len = s.len.checked_sub(1)?;
+        Some(s.ids[s.len])
+    })?;
+    pool::count_reuse(lane);
+    Some(id)
+}
+
+/// Keeps the id of a child that finished inside the nest; gives it back to the pool when
+/// there is no room.
+fn keep_spare(lane: &LaneView, id: u32) {
+    let kept = SPARES.with_borrow_mut(|s| {
+        let room = s.len < SPARE_IDS;
+        if room {
+            s.ids[s.len] = id;
+            s.len += 1;
+        }
+        room
+    });
+    if !kept {
+        free(lane, id);
+    }
+}
+
+/// Gives every spare id back to the pool (the nest ended).
+fn free_spares(lane: &LaneView) {
+    let spares = SPARES.with_borrow_mut(|s| core::mem::replace(s, Spares::EMPTY));
+    for &id in &spares.ids[..spares.len] {
+        free(lane, id);
+    }
+}
+
+/// Returns a finished child's id to its pool.
+fn free(lane: &LaneView, id: u32) {
+    // Release: this thread's accesses to the slot come before its next owner's.
+    pool::free(lane, id, Ordering::Release);
 }
 
 /// One level of [`NESTING`], left when dropped, also when a panic in the child unwinds
@@ -86,34 +184,44 @@ where
     }
     // SAFETY: the calling lane owns its context.
     let ctx = unsafe { lane.ctx() };
+    let nesting = NESTING.get();
+    // The warp's queues are read where a nest would start only: inside one, the thieves' hold
+    // on those cache lines is not worth a read per child.
     if ctx.flags & INLINE != 0
-        || NESTING.get() >= MAX_NESTING
-        || queue::published(region, lane.warp) < SURPLUS
+        || nesting >= MAX_NESTING
+        || !worth_it()
+        || (nesting == 0 && queue::published(region, lane.warp) < SURPLUS)
         || inline_stack_need::<F>(ctx) > region.stack_bytes
     {
         return Some(fut);
     }
-    let Some(id) = pool::take_ready(lane).or_else(|| pool::alloc_slow(lane)) else {
+    let Some(id) = take_spare(lane)
+        .or_else(|| pool::take_ready(lane))
+        .or_else(|| pool::alloc_slow(lane))
+    else {
         return Some(fut);
     };
     // SAFETY: `id` was just allocated to this lane, and `spawn_future` checked that the record
     // fits a slot.
     unsafe { record::write::<T, F>(region.header(id), fut, dst, ctx.task, q) };
     lane.shared().pool.count_at_once();
-    if poll_nested(lane, id) {
-        // Release: this lane's accesses to the slot come before its next owner's.
-        pool::free(lane, id, Ordering::Release);
+    let end = poll_nested(lane, id);
+    record(end);
+    if end == End::Finished {
+        keep_spare(lane, id);
     } else {
         // SAFETY: as above.
         unsafe { lane.ctx() }.spawned += 1;
     }
+    if nesting == 0 {
+        free_spares(lane);
+    }
     None
 }
 
-/// Polls record `id`, just written by this lane, nested in the lane's current poll; returns
-/// whether the task finished.
+/// Polls record `id`, just written by this lane, nested in the lane's current poll.
 #[inline(never)]
-fn poll_nested(lane: &LaneView, id: u32) -> bool {
+fn poll_nested(lane: &LaneView, id: u32) -> End {
     // SAFETY: the calling lane owns its context.
     let ctx = unsafe { lane.ctx() };
     let saved = (ctx.task, ctx.spawned, ctx.flags, ctx.info);
@@ -126,7 +234,13 @@ fn poll_nested(lane: &LaneView, id: u32) -> bool {
     // nobody else can see it (it is in no queue).
     let returned = unsafe { ((*h).poll)(h) };
     drop(nested);
-    let finished = returned && join::returned(lane, id).is_some();
+    let end = if !returned {
+        End::Waiting
+    } else if join::returned(lane, id).is_some() {
+        End::Finished
+    } else {
+        End::Detached
+    };
     // SAFETY: as above; the nested poll's frames are gone.
     let ctx = unsafe { lane.ctx() };
     let failed = ctx.flags & FAILED;
@@ -134,5 +248,5 @@ fn poll_nested(lane: &LaneView, id: u32) -> bool {
     // A device error inside the child must stop the parent at its next wait, as if the parent's
     // own spawn had failed.
     ctx.flags |= failed;
-    finished
+    end
 }

@@ -555,6 +555,14 @@ pub(crate) fn at_once(local: &PoolLocal) -> u32 {
     local.at_once.load()
 }
 
+/// Counts an id the parallel CPU executor hands to a task again without a trip through the
+/// pool (`at_once.rs`): every task counts as handed out.
+#[cfg(not(target_arch = "nvptx64"))]
+#[inline]
+pub(crate) fn count_reuse(lane: &LaneView) {
+    lane.shared().pool.handed.fetch_add(1);
+}
+
 /// Ids the warp has handed out to tasks.
 #[inline]
 pub(crate) fn handed(local: &PoolLocal) -> u32 {

@@ -277,3 +277,28 @@ pub fn chain(n: u32) -> u32 {
 pub fn chain_kernel(n: u32) -> u32 {
     gtap::entry!(chain(n))
 }
+
+/// Task `i` of chain `chain` (of `len`): stores 1 at its index of `out`, spawns the chain's
+/// next task and returns without waiting for it (joined by the implicit wait at the end), the
+/// shape of a graph search's tasks.
+#[gtap::function]
+pub fn strand(chain: u32, i: u32, len: u32, out: gtap::SliceMut<u32>) {
+    out.atomic_store((chain * len + i) as usize, 1);
+    if i + 1 < len {
+        gtap::task!(strand(chain, i + 1, len, out));
+    }
+}
+
+/// `chains` chains of [`strand`] tasks, `len` each; `out` holds `chains * len` values.
+#[gtap::function]
+pub fn strands(chains: u32, len: u32, out: gtap::SliceMut<u32>) {
+    for chain in 0..chains {
+        gtap::task!(strand(chain, 0, len, out));
+    }
+}
+
+/// Root kernel of [`strands`].
+#[gtap::kernel]
+pub fn strands_kernel(chains: u32, len: u32, out: gtap::SliceMut<u32>) {
+    gtap::entry!(strands(chains, len, out))
+}

@@ -1,7 +1,8 @@
 //! The parallel CPU executor creates tasks lazily: while its warp has work published for other
 //! threads, a spawn polls its child at once in the spawning lane (`gtap-device`'s `at_once`
 //! module). Results stay exact, every task still has its slot (`tasks_spawned` counts them
-//! all), nesting stops where the stack ends instead of failing, and the deterministic executor
+//! all), nesting stops where the stack ends instead of failing, a thread whose children
+//! outlive their polls (tasks that do not wait) stops nesting, and the deterministic executor
 //! never nests.
 
 use gtap_examples::{fib, integrate, tree};
@@ -64,4 +65,29 @@ fn nested_children_that_wait_and_write_results_stay_exact() {
         assert!(got.stats.tasks_run_at_once > 0, "{:?}", got.stats);
         assert_eq!(rt.download(&out).unwrap(), tree_want);
     }
+}
+
+#[test]
+fn chains_of_tasks_that_do_not_wait_are_soon_no_longer_polled_at_once() {
+    // 64 chains of 512 tasks, each spawning the next and returning without a wait: a nest of 8
+    // ends in a task that spawns the ordinary way, so the tasks polled at once return with a
+    // child outstanding, the sign of a graph search's tasks, for which nesting only makes the
+    // order depth-first (trees of such tasks that fit a nest finish inside it and nest on).
+    let (chains, len) = (64u32, 512u32);
+    let mut rt = parallel(Config::new());
+    let mut out = rt.alloc_filled((chains * len) as usize, 0u32).unwrap();
+    let launch = rt
+        .launch(gtap_tests::strands_kernel, (chains, len, out.slice_mut()))
+        .unwrap();
+    assert!(rt.download(&out).unwrap().iter().all(|&v| v == 1));
+    let s = &launch.stats;
+    assert_eq!(s.tasks_spawned, (chains * len + 1) as u64);
+    // Each of the 4 warps' threads judges after 256 children polled at once, and stops within
+    // a nest (8 levels) of that.
+    assert!(
+        s.tasks_run_at_once <= 4 * (256 + 8),
+        "{} of {} tasks polled at once",
+        s.tasks_run_at_once,
+        s.tasks_spawned
+    );
 }

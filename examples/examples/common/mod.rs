@@ -34,8 +34,12 @@ pub fn runtime(code: &DeviceCode, config: &Config) -> Runtime {
 /// Prints what a launch did: its kernel time, whole-launch time and tasks.
 pub fn report<T>(what: &str, launch: &Launch<T>) {
     let s = &launch.stats;
+    let at_once = match s.tasks_run_at_once {
+        0 => String::new(),
+        n => format!(", {n} of them polled at once by their parent's thread"),
+    };
     println!(
-        "{what}: kernel {:.3} ms, launch {:.3} ms, {} tasks ({} steals)",
+        "{what}: kernel {:.3} ms, launch {:.3} ms, {} tasks ({} steals{at_once})",
         s.kernel_ms, s.launch_ms, s.tasks_spawned, s.steals
     );
 }
