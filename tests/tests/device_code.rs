@@ -139,6 +139,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("fib_kernel", &["fib"]),
             ("stall_kernel", &["fib", "stall", "wait_for_flag"]),
             ("chain_kernel", &["chain"]),
+            ("strands_kernel", &["strand", "strands"]),
         ],
         &[
             "wide",
@@ -153,6 +154,8 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             "tree_pair",
             "tree_u16",
             "chain",
+            "strand",
+            "strands",
             "subsets",
             "fill",
             "mixed_root",
