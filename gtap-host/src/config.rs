@@ -67,6 +67,15 @@ pub struct Config {
     /// well-formed program, so only a launch that is stuck trips it. A task that runs longer
     /// than this in one piece (no spawn, no wait) needs a larger value.
     pub watchdog: Option<Duration>,
+    /// Events each warp may record in the launch's event trace (task runs, steals, idle spans;
+    /// see [`Launch::trace`]); 0, the default, records none and costs nothing. Each event takes
+    /// 24 bytes of device memory per warp, on top of `max_task_memory_bytes`; a warp records
+    /// about one event per scheduling step, and the events past its capacity are counted as
+    /// dropped ([`Trace::dropped`]). `GTAP_TRACE` (a number of events) overrides it.
+    ///
+    /// [`Launch::trace`]: crate::Launch::trace
+    /// [`Trace::dropped`]: crate::Trace::dropped
+    pub trace_events_per_warp: u32,
 }
 
 impl Default for Config {
@@ -87,6 +96,7 @@ impl Config {
             max_registers: None,
             stack_bytes: None,
             watchdog: Some(Self::DEFAULT_WATCHDOG),
+            trace_events_per_warp: 0,
         }
     }
     /// The watchdog's period when [`Config::watchdog`] is left alone: a minute.
@@ -132,6 +142,23 @@ impl Config {
     pub const fn watchdog(mut self, after: Option<Duration>) -> Self {
         self.watchdog = after;
         self
+    }
+    /// Sets [`Config::trace_events_per_warp`] (0: no trace).
+    pub const fn trace_events_per_warp(mut self, events: u32) -> Self {
+        self.trace_events_per_warp = events;
+        self
+    }
+
+    /// The trace's capacity per warp: `GTAP_TRACE` if set, else
+    /// [`Config::trace_events_per_warp`].
+    pub(crate) fn trace_capacity(&self) -> Result<u32, ConfigError> {
+        match std::env::var("GTAP_TRACE") {
+            Ok(value) => value
+                .trim()
+                .parse()
+                .map_err(|_| ConfigError::TraceVariable { value }),
+            Err(_) => Ok(self.trace_events_per_warp),
+        }
     }
 
     /// The watchdog's period: `GTAP_WATCHDOG` if set, else [`Config::watchdog`].
@@ -238,7 +265,7 @@ pub enum ConfigError {
     },
     /// Not enough free device memory.
     #[error(
-        "the runtime needs {needed} bytes but only {free} bytes of device memory are free: lower max_tasks_per_warp or max_task_memory_bytes"
+        "the runtime needs {needed} bytes but only {free} bytes of device memory are free: lower max_tasks_per_warp, max_task_memory_bytes or trace_events_per_warp"
     )]
     OutOfMemory {
         /// Bytes needed.
@@ -297,6 +324,26 @@ pub enum ConfigError {
     Watchdog {
         /// The variable's value.
         value: String,
+    },
+    /// `GTAP_TRACE` is not a number of events.
+    #[error(
+        "GTAP_TRACE={value:?} is invalid: give the events each warp may record (for example 65536), or 0 for no trace"
+    )]
+    TraceVariable {
+        /// The variable's value.
+        value: String,
+    },
+    /// The event trace asks for more events than it can number.
+    #[error(
+        "trace_events_per_warp {events} × {warps} warps is more than 2^32 events; lower trace_events_per_warp (at most {max} for this grid)"
+    )]
+    TraceTooLarge {
+        /// Requested events per warp.
+        events: u32,
+        /// Warps in the grid.
+        warps: u32,
+        /// The most events per warp this grid allows.
+        max: u32,
     },
     /// A task record is too large or over-aligned.
     #[error(
@@ -411,14 +458,25 @@ impl Config {
             slot_bytes = slot_bytes.max(slot_for(bytes));
         }
         let warps = grid * (block / 32);
+        let trace = self.trace_capacity()?;
+        if u64::from(trace) * u64::from(warps) > u64::from(u32::MAX) {
+            return Err(ConfigError::TraceTooLarge {
+                events: trace,
+                warps,
+                max: u32::MAX / warps,
+            });
+        }
         let layout_for = |tasks: u32| {
-            Layout::new(Geometry {
-                blocks: grid,
-                warps_per_block: block / 32,
-                slots_per_warp: tasks,
-                num_queues: queues,
-                slot_bytes,
-            })
+            Layout::with_trace(
+                Geometry {
+                    blocks: grid,
+                    warps_per_block: block / 32,
+                    slots_per_warp: tasks,
+                    num_queues: queues,
+                    slot_bytes,
+                },
+                trace,
+            )
         };
         let tasks = match self.max_tasks_per_warp {
             Some(tasks) => {
@@ -453,14 +511,15 @@ impl Config {
                         warps,
                         tasks: queues,
                     })?
-                    .bytes;
+                    .runtime_bytes();
                 let room = budget.checked_sub(fixed).ok_or(too_small.clone())?;
                 let ids_cap = (u32::MAX as u64 - 1) / warps as u64;
                 let mut fit = ((room / (warps as u64 * per_warp) + queues as u64).min(ids_cap)
                     as u32)
                     / queues
                     * queues;
-                while fit >= queues && layout_for(fit).map_or(true, |l| l.bytes > budget) {
+                while fit >= queues && layout_for(fit).map_or(true, |l| l.runtime_bytes() > budget)
+                {
                     fit -= queues;
                 }
                 if fit < MIN_TASKS_PER_WARP.max(queues) {
@@ -471,11 +530,11 @@ impl Config {
         };
         let layout = layout_for(tasks).map_err(|_| ConfigError::TooManySlots { warps, tasks })?;
         if let (Some(budget), Some(_)) = (self.max_task_memory_bytes, self.max_tasks_per_warp)
-            && layout.bytes > budget
+            && layout.runtime_bytes() > budget
         {
             return Err(ConfigError::OverBudget {
                 tasks,
-                needed: layout.bytes,
+                needed: layout.runtime_bytes(),
                 budget,
             });
         }
@@ -602,6 +661,24 @@ mod tests {
         };
         assert!(needed > free && free == l.free_memory);
         assert!(e.to_string().contains("max_task_memory_bytes"), "{e}");
+    }
+
+    #[test]
+    fn a_trace_comes_on_top_of_the_pool_budget() {
+        let l = gpu_like();
+        let plain = Config::new().resolve(&l, [("fib", 56)]).unwrap().0;
+        let config = Config::new().trace_events_per_warp(1000);
+        let (traced, _) = config.resolve(&l, [("fib", 56)]).unwrap();
+        assert_eq!(traced.geometry, plain.geometry, "the same pools");
+        assert_eq!(traced.trace_events_per_warp, 1000);
+        let warps = u64::from(traced.geometry.warps());
+        assert!(traced.trace_bytes() >= warps * 1000 * 24);
+        let e = Config::new()
+            .trace_events_per_warp(u32::MAX / 8)
+            .resolve(&l, [])
+            .unwrap_err();
+        assert!(matches!(e, ConfigError::TraceTooLarge { .. }), "{e}");
+        assert!(e.to_string().contains("lower trace_events_per_warp"), "{e}");
     }
 
     #[test]

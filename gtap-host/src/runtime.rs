@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{self, Gpu, UntilPoisoned};
 use crate::stats::{ModuleLoad, Stats};
 use crate::timing;
+use crate::trace::Trace;
 
 /// The result of a launch: the root task's value and what the launch did.
 #[derive(Clone, Debug)]
@@ -22,6 +23,11 @@ pub struct Launch<T> {
     pub result: T,
     /// Timings and scheduler statistics.
     pub stats: Stats,
+    /// What every warp did and when, if the runtime records a trace
+    /// ([`Config::trace_events_per_warp`](crate::Config::trace_events_per_warp) or
+    /// `GTAP_TRACE`); `None` otherwise. [`Trace::write_chrome_json`] exports it for Perfetto,
+    /// and the workspace's `gtap-profile` command draws it.
+    pub trace: Option<Trace>,
 }
 
 enum Backend {
