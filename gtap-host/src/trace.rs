@@ -162,10 +162,12 @@ impl Trace {
     }
 
     /// Writes the trace as Chrome trace JSON (the format Perfetto's UI and `chrome://tracing`
-    /// open): one track per warp, named `warp W (block B)`; task runs and idle spans as
-    /// complete (`X`) events named `run` and `idle`, with `ts`/`dur` in microseconds and the
-    /// event's details in `args`; steals as thread-scoped instant (`i`) events named `steal`
-    /// at the moment the stolen tasks were in hand. `otherData` holds the kernel, the span, the
+    /// open): one track per warp, named `warp W (block B)`, holding a complete (`X`) event
+    /// named `scheduler` from the warp's entering the scheduler to its leaving it (to the
+    /// trace's end if it never left), and inside it the task runs and idle spans as complete
+    /// events named `run` and `idle`, with `ts`/`dur` in microseconds and the event's details
+    /// in `args`; steals are thread-scoped instant (`i`) events named `steal` at the moment the
+    /// stolen tasks were in hand. `otherData` holds the kernel, the span, the
     /// capacity and the dropped count. Written as it goes, so a large trace needs no large
     /// buffer; wrap a file in a `BufWriter`.
     pub fn write_chrome_json(&self, mut out: impl Write) -> io::Result<()> {
@@ -196,6 +198,16 @@ impl Trace {
                 out,
                 ",\n{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":0,\"tid\":{tid},\
                  \"args\":{{\"sort_index\":{tid}}}}}"
+            )?;
+            let end = w.end_ns.unwrap_or(self.span_ns);
+            write!(
+                out,
+                ",\n{{\"ph\":\"X\",\"name\":\"scheduler\",\"cat\":\"warp\",\"pid\":0,\"tid\":{tid},\
+                 \"ts\":{},\"dur\":{},\"args\":{{\"left\":{},\"dropped\":{}}}}}",
+                Micros(w.begin_ns),
+                Micros(end.saturating_sub(w.begin_ns)),
+                w.end_ns.is_some(),
+                w.dropped
             )?;
             for e in &w.events {
                 let (ts, dur) = (Micros(e.start_ns), Micros(e.duration_ns));
@@ -342,5 +354,11 @@ mod tests {
             ("i".into(), 2.4.into())
         );
         assert_eq!(named("idle").next().unwrap()["args"]["steps"], 7);
+        // Each warp's time in the scheduler; warp 1 never left, so it lasts to the end.
+        let spans: Vec<_> = named("scheduler")
+            .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
+            .collect();
+        assert_eq!(spans, [(0.0, 8.0), (0.5, 7.5)]);
+        assert_eq!(named("scheduler").nth(1).unwrap()["args"]["dropped"], 1);
     }
 }
