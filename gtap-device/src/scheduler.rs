@@ -347,7 +347,9 @@ impl<'w> Worker<'w> {
             return true;
         }
         let (me, rng) = (self.me, &mut self.rng);
-        let since = trace::stamp(region);
+        if region.traced() {
+            trace::search(warp);
+        }
         let claim = warp.leader(|| {
             if let Some(own) = queue::pop_own(region, warp.shared(), me, rng) {
                 return own;
@@ -390,7 +392,7 @@ impl<'w> Worker<'w> {
             warp.leader_only(|| queue::end_steal(region, victim, q, start, n));
             self.count(|s| s.steals += 1);
             if region.traced() {
-                trace::steal(warp, since, victim, n);
+                trace::steal(warp, victim, n);
             }
             // A warp finds nothing in its own queues only after they ran dry (only its own
             // folds fill them), so it was searching, and now it works again.

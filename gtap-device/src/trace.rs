@@ -4,8 +4,11 @@
 //! reads after the launch has ended. The recorder's state ([`TraceCursor`]) lives beside the
 //! warp's statistics in its [`WarpShared`](crate::scheduler::WarpShared). The scheduler calls
 //! these functions only when [`Region::traced`] says the launch records a trace: a step tests
-//! that once and calls [`before_polls`] and [`after_polls`] around its polls; the other calls
+//! that once and calls [`before_polls`] and [`after_polls`] around its polls (out of line, so
+//! that an untraced step carries only the test and two calls it jumps over); the other calls
 //! are on the search path (a step that finds nothing, a steal) and at the start and end.
+//! Nothing the recorder needs stays in a register across the polls or a search: it keeps its
+//! marks in its state in shared memory.
 
 use core::cell::UnsafeCell;
 
@@ -26,6 +29,8 @@ pub(crate) struct TraceCursor {
     polls_ns: u64,
     /// When the current idle span began; zero while the warp is not idle.
     idle_since_ns: u64,
+    /// When the warp's leader last began to look for a batch in the queues.
+    search_ns: u64,
 }
 
 impl TraceCursor {
@@ -36,6 +41,7 @@ impl TraceCursor {
         begin_ns: 0,
         polls_ns: 0,
         idle_since_ns: 0,
+        search_ns: 0,
     };
 }
 
@@ -89,7 +95,7 @@ pub(crate) fn begin(warp: &Warp) {
 }
 
 /// The warp has a batch and starts polling it: ends an idle span, marks the polls' start.
-#[inline(always)]
+#[inline(never)]
 pub(crate) fn before_polls(warp: &Warp) {
     with_cursor(warp, |region, me, c| {
         let now = arch::globaltimer();
@@ -99,7 +105,7 @@ pub(crate) fn before_polls(warp: &Warp) {
 }
 
 /// The step's `polled` tasks of queue `queue` have been polled.
-#[inline(always)]
+#[inline(never)]
 pub(crate) fn after_polls(warp: &Warp, polled: u32, queue: u32) {
     with_cursor(warp, |region, me, c| {
         let event = TraceEvent::span(
@@ -123,20 +129,17 @@ pub(crate) fn idle_step(warp: &Warp) {
     });
 }
 
-/// The trace clock now when the launch records a trace, else zero (no clock read).
-#[inline(always)]
-pub(crate) fn stamp(region: &Region) -> u64 {
-    if region.traced() {
-        arch::globaltimer()
-    } else {
-        0
-    }
+/// The warp's leader begins to look for a batch in its own queues and, failing that, to
+/// steal (kept in the recorder's state, not in a register across the search).
+pub(crate) fn search(warp: &Warp) {
+    with_cursor(warp, |_, _, c| c.search_ns = arch::globaltimer());
 }
 
-/// The warp stole `tasks` tasks from warp `victim`, starting at `since` (a [`stamp`]).
-pub(crate) fn steal(warp: &Warp, since: u64, victim: u32, tasks: u32) {
+/// The warp stole `tasks` tasks from warp `victim`, since its [`search`] began.
+pub(crate) fn steal(warp: &Warp, victim: u32, tasks: u32) {
     with_cursor(warp, |region, me, c| {
-        let event = TraceEvent::span(TraceKind::Steal, since, arch::globaltimer(), victim, tasks);
+        let end = arch::globaltimer();
+        let event = TraceEvent::span(TraceKind::Steal, c.search_ns, end, victim, tasks);
         record(region, me, c, event);
     });
 }
