@@ -27,16 +27,24 @@ pub struct Config {
     /// Threads per block, a multiple of 32. Default: 128 on the GPU.
     pub block_size: Option<u32>,
     /// Task slots per warp: the most tasks one warp may have spawned and not yet seen finish.
-    /// Must be a multiple of `num_queues`. Default: as many as the memory budget allows.
+    /// Must be a multiple of `num_queues`. Default on the GPU: [`Config::DEFAULT_TASKS_PER_WARP`]
+    /// (rounded down to a multiple of `num_queues`) when that fits the default memory budget,
+    /// else as many as it allows; on the CPU executor, whose few warps (one per core) each take
+    /// a large share of the work, as many as its budget allows; with `max_task_memory_bytes`
+    /// set, as many as that allows.
+    /// [`Stats::pool_use`](crate::Stats::pool_use) tells how much of it a launch used.
     pub max_tasks_per_warp: Option<u32>,
     /// Divergence-aware queues per warp (1 to 16). Default: 1.
     pub num_queues: u32,
-    /// Bytes the task pools and queues may use. Default on the GPU: `min(free / 4, 8 GiB)`,
-    /// where `free` is the device memory free when the runtime is created; on the CPU executor:
-    /// 256 MiB. The default is the same for every program and far more than most need (fib(40)
-    /// on an H200 peaks at 1853 of its 22345 slots per warp): [`Stats::pool_use`] tells how
-    /// much of the pool a launch used, and a smaller budget makes creating and resetting a
-    /// runtime cheaper.
+    /// Bytes the task pools and queues may use; set, the pools get as many slots per warp as
+    /// fit. Unset, on the GPU the pools get [`Config::DEFAULT_TASKS_PER_WARP`] slots per warp,
+    /// each the size of the largest task record (plus 12 bytes of queue and free-list
+    /// entries), so the memory follows the grid and the program's records:
+    /// `warps × 8192 × (slot + 12)` bytes, about 1.3 GiB for fib's 64-byte slots on an H200's
+    /// 2112 warps, capped at `min(free / 4, 8 GiB)`, where `free` is the device memory free
+    /// when the runtime is created (under the cap a warp gets as many slots as fit). On the
+    /// CPU executor the default budget is 256 MiB, all of it slots.
+    /// [`Stats::pool_use`] tells how much of the pool a launch used.
     ///
     /// [`Stats::pool_use`]: crate::Stats::pool_use
     pub max_task_memory_bytes: Option<u64>,
@@ -103,6 +111,15 @@ impl Config {
     pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(60);
     /// The per-thread stack gtap asks for when [`Config::stack_bytes`] is unset.
     pub const DEFAULT_STACK_BYTES: u32 = 4096;
+    /// Task slots per warp when neither [`Config::max_tasks_per_warp`] nor
+    /// [`Config::max_task_memory_bytes`] is set: `32 lanes × 128 levels × 2`, room for each of
+    /// a warp's lanes to be 128 spawning levels deep with two tasks live per level (the task
+    /// waiting and a child not yet run). A warp runs its subtree in batches of 32 tasks, so its
+    /// peak grows with the depth, not with the problem: fib(40), 40 levels, peaks at 1853
+    /// slots per warp on an H200 (1.45 per lane and level), 4.4 times below this. A deeper
+    /// computation borrows other warps' free slots, then runs children inline on the stack;
+    /// the error when neither is possible says how far to raise the pool.
+    pub const DEFAULT_TASKS_PER_WARP: u32 = 32 * 128 * 2;
     /// Sets [`Config::grid_size`].
     pub const fn grid_size(mut self, blocks: u32) -> Self {
         self.grid_size = Some(blocks);
@@ -371,6 +388,9 @@ pub(crate) struct Limits<'a> {
     pub free_memory: u64,
     /// Default budget cap.
     pub default_budget_cap: u64,
+    /// Slots per warp when the configuration sets neither slots nor budget (`None`: as many
+    /// as the default budget allows).
+    pub default_tasks_per_warp: Option<u32>,
 }
 
 /// The smallest per-thread stack gtap accepts: the scheduler's own calls need some.
@@ -525,7 +545,10 @@ impl Config {
                 if fit < MIN_TASKS_PER_WARP.max(queues) {
                     return Err(too_small);
                 }
-                fit
+                match (self.max_task_memory_bytes, limits.default_tasks_per_warp) {
+                    (None, Some(default)) => fit.min((default / queues * queues).max(queues)),
+                    _ => fit,
+                }
             }
         };
         let layout = layout_for(tasks).map_err(|_| ConfigError::TooManySlots { warps, tasks })?;
@@ -559,6 +582,7 @@ mod tests {
             resident_blocks: &|block| 132 * (2048 / block).max(1),
             free_memory: 80 << 30,
             default_budget_cap: 2 << 30,
+            default_tasks_per_warp: Some(Config::DEFAULT_TASKS_PER_WARP),
         }
     }
 
@@ -570,6 +594,49 @@ mod tests {
         assert_eq!(layout.geometry.slot_bytes, 64);
         assert!(layout.bytes <= 2 << 30);
         assert!(layout.geometry.slots_per_warp >= 64);
+    }
+
+    #[test]
+    fn the_default_pool_follows_the_grid_and_the_records() {
+        // An H200's grid: 132 multiprocessors of 4 blocks of 128 threads; the GPU's cap.
+        let l = Limits {
+            default_budget_cap: 8 << 30,
+            ..gpu_like()
+        };
+        let h200 = Config::new().grid_size(132 * 4).block_size(128);
+        let default = Config::DEFAULT_TASKS_PER_WARP;
+        for (queues, record) in [(1, 56), (3, 56), (1, 352)] {
+            let (layout, _) = h200
+                .clone()
+                .num_queues(queues)
+                .resolve(&l, [("task", record)])
+                .unwrap();
+            let g = layout.geometry;
+            assert_eq!(
+                g.slots_per_warp,
+                default / queues * queues,
+                "{queues} queues"
+            );
+            // The formula of `max_task_memory_bytes`'s docs, up to metadata and the rings'
+            // rounding to powers of two.
+            let slots = u64::from(g.warps()) * u64::from(g.slots_per_warp);
+            let formula = slots * per_slot(g.slot_bytes);
+            assert!(layout.bytes >= formula && layout.bytes < formula / 100 * 105 + (8 << 20));
+        }
+        // A cap below that: as many as fit.
+        let small = Limits {
+            default_budget_cap: 256 << 20,
+            ..gpu_like()
+        };
+        let (layout, _) = h200.resolve(&small, [("fib", 56)]).unwrap();
+        assert!(layout.geometry.slots_per_warp < default);
+        assert!(layout.bytes <= 256 << 20);
+        // A budget set by the user: as many as it allows, even beyond the default.
+        let (layout, _) = h200
+            .max_task_memory_bytes(2 << 30)
+            .resolve(&l, [("fib", 56)])
+            .unwrap();
+        assert!(layout.geometry.slots_per_warp > default);
     }
 
     #[test]

@@ -53,6 +53,7 @@ impl Cpu {
             resident_blocks: &resident,
             free_memory: u64::MAX / 4,
             default_budget_cap: DEFAULT_BUDGET_CAP,
+            default_tasks_per_warp: None,
         };
         let (layout, block) = config.resolve(&limits, records::host())?;
         Ok(Self {

@@ -167,7 +167,9 @@ impl Runtime {
     /// [`Error::Stalled`], saying what every warp was doing.
     ///
     /// With `GTAP_TIME=1` in the environment, every launch prints a timing report to stderr
-    /// and the process prints a summary per kernel at exit.
+    /// and the process prints a summary per kernel at exit. With `GTAP_TRACE=N` every launch
+    /// records an event trace of up to `N` events per warp ([`Launch::trace`]), and with
+    /// `GTAP_TRACE_DIR=DIR` too, writes it to `DIR/<kernel>-<n>.trace.json`.
     pub fn launch<K: Kernel>(&mut self, kernel: K, args: K::Args) -> Result<Launch<K::Output>> {
         let _ = kernel;
         let layout = *self.layout();
@@ -180,6 +182,9 @@ impl Runtime {
             other => other,
         })?;
         timing::record(K::NAME, backend, &launch.stats);
+        if let Some(trace) = &launch.trace {
+            crate::trace::save_if_asked(trace);
+        }
         Ok(launch)
     }
 

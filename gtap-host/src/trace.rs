@@ -2,6 +2,8 @@
 //! its export as Chrome trace JSON (which Perfetto and `chrome://tracing` open).
 
 use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use gtap_device::abi::{Layout, TraceEvent, TraceKind, WarpTraceMeta};
 
@@ -233,6 +235,31 @@ impl Trace {
             }
         }
         writeln!(out, "\n]}}")
+    }
+}
+
+/// Traced launches of this process, to name the files [`save_if_asked`] writes.
+static SAVED: AtomicU64 = AtomicU64::new(0);
+
+/// With `GTAP_TRACE_DIR` set, writes `trace` to `<dir>/<kernel>-<n>.trace.json` (`n` counts
+/// the process's traced launches from 1) and says so on stderr; a file that cannot be written
+/// is reported there too, without failing the launch whose result is already in hand.
+pub(crate) fn save_if_asked(trace: &Trace) {
+    let Some(dir) = std::env::var_os("GTAP_TRACE_DIR") else {
+        return;
+    };
+    let n = SAVED.fetch_add(1, Ordering::Relaxed) + 1;
+    let path = PathBuf::from(dir).join(format!("{}-{n}.trace.json", trace.kernel));
+    let written = std::fs::create_dir_all(path.parent().unwrap_or(&path))
+        .and_then(|()| std::fs::File::create(&path))
+        .and_then(|f| trace.write_chrome_json(io::BufWriter::new(f)));
+    match written {
+        Ok(()) => eprintln!(
+            "GTAP_TRACE_DIR: wrote {} ({} events dropped)",
+            path.display(),
+            trace.dropped()
+        ),
+        Err(e) => eprintln!("GTAP_TRACE_DIR: cannot write {}: {e}", path.display()),
     }
 }
 

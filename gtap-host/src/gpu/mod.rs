@@ -206,6 +206,7 @@ impl Gpu {
             resident_blocks: &resident,
             free_memory: free as u64,
             default_budget_cap: DEFAULT_BUDGET_CAP,
+            default_tasks_per_warp: Some(Config::DEFAULT_TASKS_PER_WARP),
         };
         let (layout, block) = config.resolve(&limits, records::device(code))?;
         let watchdog = config.watchdog_period()?;
