@@ -1,10 +1,12 @@
-//! The event trace (`Config::trace_events_per_warp`): on the CPU executor (both modes) and on
-//! the GPU (skipped without one, a failure with `GTAP_REQUIRE_GPU=1`), a traced launch gives a
-//! trace whose runs poll every task exactly as the statistics count, inside the launch's span,
-//! and whose Chrome JSON parses with one track per warp; an untraced launch gives none.
+//! The event trace (`Config::trace_events_per_warp`) on the CPU executor, in both modes: a
+//! traced launch gives a trace whose runs poll every task exactly as the statistics count,
+//! inside the launch's span, and whose Chrome JSON parses with one track per warp; an untraced
+//! launch gives none; `GTAP_TRACE` and `GTAP_TRACE_DIR` turn it on and save it. The GPU's
+//! trace tests are in `gpu.rs`, with the other GPU tests.
 
 use gtap_examples::fib;
-use gtap_host::{Config, CpuMode, Error, EventKind, Launch, Runtime, Trace};
+use gtap_host::{Config, CpuMode, Launch, Runtime, Trace};
+use gtap_tests::trace_check::check_trace;
 
 /// fib(n) with room for every event of it.
 const N: u32 = 20;
@@ -14,60 +16,9 @@ fn traced() -> Config {
     Config::new().trace_events_per_warp(EVENTS)
 }
 
-/// Checks `launch` (of `fib_kernel` with `N`) and its trace; returns the trace.
+/// Checks a traced `fib_kernel(N)` launch and its trace; returns the trace.
 fn check(launch: Launch<u64>) -> Trace {
-    assert_eq!(launch.result, fib::fib_seq(N));
-    let trace = launch.trace.expect("a traced runtime gives a trace");
-    assert_eq!(trace.kernel, "fib_kernel");
-    assert_eq!(trace.warps.len() as u32, launch.stats.warps);
-    assert_eq!(trace.dropped(), 0, "{EVENTS} events per warp hold fib({N})");
-    let (mut polled, mut runs, mut steals) = (0, 0, 0);
-    for w in &trace.warps {
-        let end = w.end_ns.expect("every warp left the scheduler");
-        assert!(w.begin_ns <= end && end <= trace.span_ns, "warp {}", w.warp);
-        let mut last_run_end = 0;
-        for e in &w.events {
-            assert!(
-                w.begin_ns <= e.start_ns && e.end_ns() <= end,
-                "warp {}: {e:?} outside its span",
-                w.warp
-            );
-            match e.kind {
-                EventKind::Run { tasks, .. } => {
-                    assert!((1..=32).contains(&tasks), "{e:?}");
-                    assert!(e.start_ns >= last_run_end, "a warp's runs do not overlap");
-                    last_run_end = e.end_ns();
-                    polled += u64::from(tasks);
-                    runs += 1;
-                }
-                EventKind::Steal { victim, tasks } => {
-                    assert!(victim != w.warp && (1..=32).contains(&tasks), "{e:?}");
-                    steals += 1;
-                }
-                EventKind::Idle { steps } => assert!(steps >= 1, "{e:?}"),
-            }
-        }
-    }
-    assert_eq!(polled, launch.stats.tasks_polled, "every poll is in a run");
-    assert_eq!(runs, launch.stats.steps, "one run per step");
-    assert_eq!(steals, launch.stats.steals, "every steal is recorded");
-
-    let mut json = Vec::new();
-    trace.write_chrome_json(&mut json).unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&json).expect("the JSON parses");
-    let events = v["traceEvents"].as_array().unwrap();
-    let named = |name: &'static str| events.iter().filter(move |e| e["name"] == name);
-    assert_eq!(named("thread_name").count(), trace.warps.len());
-    assert_eq!(named("run").count() as u64, runs);
-    let span_us = v["otherData"]["span_us"].as_f64().unwrap();
-    for run in named("run") {
-        let (ts, dur) = (run["ts"].as_f64().unwrap(), run["dur"].as_f64().unwrap());
-        assert!(
-            0.0 <= ts && ts + dur <= span_us + 1e-3,
-            "{run} outside 0..{span_us} µs"
-        );
-    }
-    trace
+    check_trace(launch, fib::fib_seq(N), "fib_kernel")
 }
 
 #[test]
@@ -93,30 +44,6 @@ fn a_trace_too_small_counts_what_it_dropped() {
     assert!(trace.warps.iter().all(|w| w.events.len() <= 4));
     let recorded: u64 = trace.warps.iter().map(|w| w.events.len() as u64).sum();
     assert!(recorded + trace.dropped() >= launch.stats.steps);
-}
-
-#[test]
-fn a_traced_launch_on_the_gpu_records_every_poll() {
-    let mut rt = match Runtime::gpu(&gtap_examples::DEVICE_CODE, &traced()) {
-        Ok(rt) => rt,
-        Err(e @ (Error::NoGpu { .. } | Error::NoDeviceCode { .. })) => {
-            assert!(
-                std::env::var_os("GTAP_REQUIRE_GPU").is_none(),
-                "GTAP_REQUIRE_GPU is set but: {e}"
-            );
-            eprintln!("skipping GPU test: {e}");
-            return;
-        }
-        Err(e) => panic!("GPU runtime failed: {e}"),
-    };
-    for _ in 0..3 {
-        let trace = check(rt.launch(fib::fib_kernel, (N,)).unwrap());
-        println!(
-            "fib({N}) traced on the GPU: {} warps over {:.1} µs",
-            trace.warps.len(),
-            trace.span_ns as f64 / 1e3
-        );
-    }
 }
 
 /// In the child: one launch of `fib_kernel` on a runtime whose program asks for no trace.
