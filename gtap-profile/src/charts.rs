@@ -350,3 +350,34 @@ fn durations(p: &Profile, path: &Path) -> Result<(), String> {
         .map_err(&err)?;
     root.present().map_err(&err)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_timeline_samples_warps_across_the_whole_grid() {
+        let tracks: Vec<Track> = (0..2112)
+            .map(|warp| Track {
+                warp,
+                ..Track::default()
+            })
+            .collect();
+        let rows: Vec<u32> = sample(&tracks, 64).iter().map(|t| t.warp).collect();
+        assert!(rows.len() <= 64 && rows.len() >= 60, "{}", rows.len());
+        assert_eq!(rows[0], 0);
+        assert!(
+            *rows.last().unwrap() >= 2112 - 34,
+            "reaches the last blocks"
+        );
+        assert_eq!(sample(&tracks[..5], 64).len(), 5, "few warps: all of them");
+    }
+
+    #[test]
+    fn colours_mix_by_share_of_time() {
+        assert_eq!(mix([(RUN, 0.0), (IDLE, 0.0), (SCHEDULING, 0.0)]), WHITE);
+        assert_eq!(mix([(RUN, 1.0), (IDLE, 0.0), (SCHEDULING, 0.0)]), RUN);
+        let half = mix([(RUN, 0.5), (IDLE, 0.5), (SCHEDULING, 0.0)]);
+        assert!(half.0 < 255 && half.0 > RUN.0);
+    }
+}
