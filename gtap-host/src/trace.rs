@@ -62,7 +62,8 @@ impl Event {
 /// What a warp was doing during an [`Event`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventKind {
-    /// A scheduling step's polls of its batch.
+    /// A scheduling step's polls of its batch (on the parallel CPU executor with the children
+    /// it polled at once inside them, which `Stats::tasks_run_at_once` counts).
     Run {
         /// Tasks polled (1 to 32).
         tasks: u32,
