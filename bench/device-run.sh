@@ -15,6 +15,14 @@
 #   hot         the labels of the thread-mode hot-path work (issue 12): its targets (fib, EPAQ
 #               fib, N-Queens, the trees, cilksort) and the B-ary and EPAQ trees (HOT_LABELS);
 #               with GTAP_BENCH_ARGS=--no-cpu a few minutes
+#   profile     gtap only, no GTaP baseline needed: `gtap-bench profile` traces fib(30) and the
+#               binary tree (tree22_thread), writes OUT_DIR/profile/<label>.trace.json (open in
+#               ui.perfetto.dev), the charts OUT_DIR/profile/<label>/{timeline,utilization,
+#               durations}.png, and profile-cost.md: kernel time with the trace off and on,
+#               median of 10 warm launches each, alternating (<1 min). The charts need a
+#               TrueType font, GTAP_FONT (default Debian's DejaVuSans); without one only the
+#               traces are written: draw them on the build machine with
+#               `target/release/gtap-profile OUT_DIR/profile/<label>.trace.json`.
 #
 # Needs (carried from the build machine, paths relative to the repository root):
 #   target/release/gtap-bench   built with GTAP_ARCH=sm_90 (cargo build --release -p gtap-bench)
@@ -28,12 +36,27 @@
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="${1:?usage: bench/device-run.sh OUT_DIR [main|main1|main2|hot|fib-sweep|tree-sweep|scaling]...}"
+out="${1:?usage: bench/device-run.sh OUT_DIR [main|main1|main2|hot|fib-sweep|tree-sweep|scaling|profile]...}"
 shift
-parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(main fib-sweep tree-sweep scaling)
+parts=()
+profile=0
+for part in "$@"; do
+    if [ "$part" = profile ]; then profile=1; else parts+=("$part"); fi
+done
+[ $# -gt 0 ] || parts=(main fib-sweep tree-sweep scaling)
 bench="${GTAP_BENCH:-$root/target/release/gtap-bench}"
 base="${GTAP_BASELINE_DIR:-$root/target/gtap-baseline}"
+
+mkdir -p "$out"
+[ -x "$bench" ] || { echo "device-run: no gtap-bench at $bench" >&2; exit 2; }
+profile_status=0
+if [ $profile -eq 1 ]; then
+    font="${GTAP_FONT:-/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf}"
+    "$bench" profile --target gpu --out-dir "$out/profile" --font "$font" 2>&1 |
+        tee "$out/profile.log"
+    profile_status=${PIPESTATUS[0]}
+    [ ${#parts[@]} -gt 0 ] || exit $profile_status
+fi
 
 # GTaP labels of the main comparison (run.sh labels). Workloads ported later add theirs here.
 # The main part in two halves (`main1`, `main2`), each a whole side-by-side comparison of its
@@ -53,8 +76,6 @@ MAIN2_GTAP_ONLY=(bfs_grid1024_thread)
 FIB_CUTOFFS=2,3,4,5,6,7,8,9,10,11,12,13,15,16,17,18
 TREE_DEPTHS=(${GTAP_TREE_DEPTHS:-10 11 12 13 14 15 16 17 18 19 20 21})
 
-mkdir -p "$out"
-[ -x "$bench" ] || { echo "device-run: no gtap-bench at $bench" >&2; exit 2; }
 [ -x "$base/run.sh" ] || { echo "device-run: no GTaP baseline at $base (bench/build-baseline.sh)" >&2; exit 2; }
 : >"$out/timings.txt"
 log="$out/gtap-baseline.log"
@@ -120,4 +141,5 @@ run_bench() {
 timed "gtap-bench" run_bench
 status=$?
 echo "--- timings"; cat "$out/timings.txt"
+[ $status -ne 0 ] || status=$profile_status
 exit $status

@@ -5,10 +5,13 @@
 //! * `gtap-bench run`: measures, prints the table, writes `<date>-<device>-<commit>.json` and
 //!   `table.md` into `--out-dir`; exits non-zero if any gtap or CPU-peer run failed its check.
 //! * `gtap-bench charts`: draws PNG charts from such a JSON file (no GPU needed).
+//! * `gtap-bench profile`: traces fib(30) and the binary tree, writes the traces (Chrome JSON)
+//!   and their charts, and measures the trace's cost (kernel time with it off and on).
 
 mod baseline;
 mod catalog;
 mod charts;
+mod profile;
 mod protocol;
 mod record;
 mod run;
@@ -34,6 +37,8 @@ enum Command {
     Run(RunArgs),
     /// Draw PNG charts from a run's JSON file.
     Charts(ChartArgs),
+    /// Trace fib(30) and the binary tree: traces, charts, and the trace's cost off/on.
+    Profile(ProfileArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -114,6 +119,32 @@ struct ChartArgs {
     #[arg(long)]
     out_dir: Option<PathBuf>,
     /// A TrueType font for the labels (Debian's fonts-dejavu-core).
+    #[arg(long, default_value = charts::DEFAULT_FONT)]
+    font: PathBuf,
+}
+
+#[derive(Parser)]
+struct ProfileArgs {
+    /// Small sizes (fib(20), a tree of height 10); implies `--target cpu-executor` unless given.
+    #[arg(long)]
+    quick: bool,
+    /// Where gtap runs.
+    #[arg(long, value_enum)]
+    target: Option<TargetArg>,
+    /// Events each warp may record.
+    #[arg(long, default_value_t = 16384)]
+    events_per_warp: u32,
+    /// Untimed launches of each runtime (trace off, trace on) before the timed ones.
+    #[arg(long, default_value_t = 2)]
+    warmup: usize,
+    /// Timed launches of each runtime.
+    #[arg(long, default_value_t = 10)]
+    runs: usize,
+    /// Directory for the traces (`<label>.trace.json`), the charts (`<label>/*.png`) and
+    /// `profile-cost.md`.
+    #[arg(long, default_value = "bench/results/profile")]
+    out_dir: PathBuf,
+    /// A TrueType font for the charts' labels (without one, only the traces are written).
     #[arg(long, default_value = charts::DEFAULT_FONT)]
     font: PathBuf,
 }
@@ -241,10 +272,27 @@ fn charts_command(a: ChartArgs) -> Result<bool, String> {
     Ok(true)
 }
 
+fn profile_command(a: ProfileArgs) -> Result<bool, String> {
+    profile::run(&profile::Settings {
+        quick: a.quick,
+        target: match (a.target, a.quick) {
+            (Some(TargetArg::Gpu), _) | (None, false) => run::Target::Gpu,
+            (Some(TargetArg::CpuExecutor), _) | (None, true) => run::Target::CpuExecutor,
+            (Some(TargetArg::None), _) => run::Target::None,
+        },
+        events_per_warp: a.events_per_warp,
+        warmup: a.warmup,
+        runs: a.runs.max(1),
+        out_dir: a.out_dir,
+        font: a.font,
+    })
+}
+
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Run(a) => run_command(a),
         Command::Charts(a) => charts_command(a),
+        Command::Profile(a) => profile_command(a),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -28,7 +28,7 @@ use std::vec::Vec;
 use crate::Kernel;
 use crate::abi::{
     ErrorCode, ErrorReport, LaunchParams, Layout, Line, OPT_LAZY_SPAWN, OPT_RANDOM_QUEUE,
-    POOL_CELL_BYTES, REGION_ALIGN, WarpStats, WarpStatus,
+    POOL_CELL_BYTES, REGION_ALIGN, TraceEvent, WarpStats, WarpStatus, WarpTraceMeta,
 };
 use crate::arch::Warp;
 use crate::error::{Failure, Place, raise_at};
@@ -93,6 +93,34 @@ impl State {
                 (self.mem.as_ptr() as *const u8).add(self.layout.stats as usize)
                     as *const WarpStats,
                 self.layout.geometry.warps() as usize,
+            )
+        }
+    }
+
+    /// The event trace of the last launch: each warp's summary and every warp's whole buffer
+    /// (`trace_events_per_warp` events per warp, of which warp `w` recorded the first
+    /// `min(events, trace_events_per_warp)`); both empty when the layout has no trace.
+    pub fn trace(&self) -> (&[WarpTraceMeta], &[TraceEvent]) {
+        let l = &self.layout;
+        if l.trace_events_per_warp == 0 {
+            return (&[], &[]);
+        }
+        let warps = l.geometry.warps() as usize;
+        let base = self.mem.as_ptr() as *const u8;
+        // SAFETY: with the trace on, the layout places one `WarpTraceMeta` per warp at
+        // `trace_meta` and `trace_events_per_warp` `TraceEvent`s per warp at `trace`, aligned
+        // (REGION_ALIGN) inside `mem`; they hold only integers, so any bytes are valid values,
+        // and no launch runs while `self` is borrowed.
+        unsafe {
+            (
+                std::slice::from_raw_parts(
+                    base.add(l.trace_meta as usize) as *const WarpTraceMeta,
+                    warps,
+                ),
+                std::slice::from_raw_parts(
+                    base.add(l.trace as usize) as *const TraceEvent,
+                    warps * l.trace_events_per_warp as usize,
+                ),
             )
         }
     }
@@ -583,6 +611,100 @@ mod tests {
             assert_eq!(value, Some(fib(n)));
             assert_eq!(stats.iter().map(|w| w.spawned).sum::<u64>(), tasks);
         }
+    }
+
+    /// A state like [`state`] whose layout records `events` trace events per warp.
+    fn traced_state(events: u32) -> State {
+        let layout = Layout::with_trace(state(4096).layout().geometry, events).expect("valid");
+        State::new(layout, crate::testing::TEST_STACK_BYTES)
+    }
+
+    #[test]
+    fn a_traced_launch_records_every_poll_inside_each_warps_span() {
+        use crate::abi::TraceKind;
+        let n = 16;
+        for mode in [Mode::Deterministic { seed: 5 }, Mode::Parallel] {
+            let (value, metas, events, stats) = within(60, move || {
+                let mut state = traced_state(1 << 16);
+                let value = run::<FibKernel>(&mut state, mode, (n,)).ok();
+                let (metas, events) = state.trace();
+                (
+                    value,
+                    metas.to_vec(),
+                    events.to_vec(),
+                    state.stats().to_vec(),
+                )
+            });
+            let cap = 1usize << 16;
+            assert_eq!(value, Some(fib(n)), "{mode:?}");
+            let mut polled = 0u64;
+            for (w, meta) in metas.iter().enumerate() {
+                assert!(
+                    meta.begin_ns != 0 && meta.begin_ns <= meta.end_ns,
+                    "{mode:?} {meta:?}"
+                );
+                assert!((meta.events as usize) < cap, "{mode:?}: nothing dropped");
+                let mine = &events[w * cap..w * cap + meta.events as usize];
+                let mut last_run_end = 0;
+                for e in mine {
+                    let end = e.start_ns + e.duration_ns as u64;
+                    assert!(meta.begin_ns <= e.start_ns && end <= meta.end_ns, "{e:?}");
+                    match TraceKind::from_raw(e.kind) {
+                        Some(TraceKind::Run) => {
+                            assert!((1..=32).contains(&e.a), "{e:?}");
+                            assert!(e.start_ns >= last_run_end, "runs of a warp do not overlap");
+                            last_run_end = end;
+                            polled += e.a as u64;
+                        }
+                        Some(TraceKind::Steal) => {
+                            assert!(e.a != w as u32 && (1..=32).contains(&e.b), "{e:?}")
+                        }
+                        Some(TraceKind::Idle) => assert!(e.a >= 1, "{e:?}"),
+                        None => panic!("{mode:?}: warp {w} recorded {e:?}"),
+                    }
+                }
+                // Nothing past the recorded events was written.
+                assert!(events[w * cap + meta.events as usize] == TraceEvent::default());
+            }
+            // Every poll is in a step's run, but for the children the parallel executor polled
+            // at once inside them.
+            let all: u64 = stats.iter().map(|w| w.tasks).sum();
+            let at_once: u64 = stats.iter().map(|w| w.at_once).sum();
+            assert_eq!(polled + at_once, all, "{mode:?}");
+            if mode != Mode::Parallel {
+                // fib(n) polls 3 fib(n + 1) - 2 times (see the parallel test above).
+                assert_eq!(all, 3 * fib(n + 1) - 2);
+            }
+        }
+    }
+
+    #[test]
+    fn a_full_trace_drops_and_counts_what_does_not_fit() {
+        let cap = 3;
+        let mut traced = traced_state(cap);
+        assert_eq!(
+            run::<FibKernel>(&mut traced, Mode::Deterministic { seed: 2 }, (12,)).ok(),
+            Some(fib(12))
+        );
+        let (metas, events) = traced.trace();
+        assert_eq!(events.len(), metas.len() * cap as usize);
+        assert!(metas[0].events > cap, "warp 0 ran more than {cap} steps");
+        // Each warp's buffer holds its own events only: a warp that recorded fewer than `cap`
+        // has zeros after them, whatever the others dropped.
+        for (w, meta) in metas.iter().enumerate() {
+            for (i, e) in events[w * cap as usize..][..cap as usize]
+                .iter()
+                .enumerate()
+            {
+                assert_eq!(
+                    *e == TraceEvent::default(),
+                    i as u32 >= meta.events,
+                    "warp {w}"
+                );
+            }
+        }
+        // Off, the state has no trace.
+        assert_eq!(state(64).trace().0.len(), 0);
     }
 
     #[test]

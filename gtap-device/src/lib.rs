@@ -20,6 +20,7 @@
 //! | [`queue`] | per-warp ring queues: staging, publishing, pops, steals, DAQ |
 //! | [`join`] | join counters and continuations |
 //! | [`scheduler`] | the worker loop (a worker is a warp in thread mode) tying them together, termination |
+//! | [`trace`] | the opt-in event trace: task runs, steals and idle spans per warp, for profiles |
 //! | [`error`] | device failures reported to the host |
 //! | [`region`] | the device's view of one launch: typed pointers into the region |
 //! | [`abi`] | the host-device contract: layout, launch parameters, shared-memory map, error report, statistics, limits |
@@ -77,6 +78,7 @@ mod slice;
 mod task;
 #[cfg(test)]
 mod testing;
+mod trace;
 
 pub use atomic::AtomicElement;
 pub use device_code::{Cubin, DeviceCode, KernelModule};

@@ -6,6 +6,7 @@ use crate::abi::OPT_LAZY_SPAWN;
 use crate::abi::WarpStats;
 use crate::abi::WarpStatus;
 use crate::abi::{LaunchParams, OPT_RANDOM_QUEUE};
+use crate::abi::{TraceEvent, WarpTraceMeta};
 use crate::pool::{PoolCell, PoolMeta};
 use crate::queue::QueueMeta;
 use crate::record::Header;
@@ -24,6 +25,8 @@ pub struct Region {
     pool_cells: *mut PoolCell,
     stats: *mut WarpStats,
     status: *mut WarpStatus,
+    trace_meta: *mut WarpTraceMeta,
+    trace: *mut TraceEvent,
     slots: *mut u8,
     pub(crate) error: *mut ErrorReport,
     pub(crate) host: u64,
@@ -38,6 +41,8 @@ pub struct Region {
     pub(crate) options: u32,
     pub(crate) seed: u32,
     pub(crate) stack_bytes: u32,
+    /// Capacity of each warp's event trace; 0: the trace is off.
+    pub(crate) trace_events_per_warp: u32,
 }
 
 impl Region {
@@ -59,6 +64,8 @@ impl Region {
             pool_cells: at(l.pool_cells) as *mut PoolCell,
             stats: at(l.stats) as *mut WarpStats,
             status: at(l.status) as *mut WarpStatus,
+            trace_meta: at(l.trace_meta) as *mut WarpTraceMeta,
+            trace: at(l.trace) as *mut TraceEvent,
             slots: at(l.slots),
             error: p.error as *mut ErrorReport,
             host: p.host,
@@ -73,6 +80,7 @@ impl Region {
             options: p.options,
             seed: p.seed,
             stack_bytes: p.stack_bytes,
+            trace_events_per_warp: l.trace_events_per_warp,
         }
     }
 
@@ -149,6 +157,27 @@ impl Region {
     pub(crate) fn status(&self, w: u32) -> &WarpStatus {
         // SAFETY: w < warps indexes inside the zeroed status region.
         unsafe { &*self.status.add(w as usize) }
+    }
+
+    /// Whether this launch records the event trace.
+    #[inline(always)]
+    pub(crate) fn traced(&self) -> bool {
+        self.trace_events_per_warp != 0
+    }
+
+    /// Trace summary of warp `w` (only when [`Region::traced`]).
+    #[inline(always)]
+    pub(crate) fn trace_meta(&self, w: u32) -> *mut WarpTraceMeta {
+        // SAFETY: with the trace on, the summary region holds one per warp, and w < warps.
+        unsafe { self.trace_meta.add(w as usize) }
+    }
+
+    /// Event `i` of warp `w`'s trace; `i < trace_events_per_warp`.
+    #[inline(always)]
+    pub(crate) fn trace_event(&self, w: u32, i: u32) -> *mut TraceEvent {
+        let at = w as usize * self.trace_events_per_warp as usize + i as usize;
+        // SAFETY: w < warps and i < trace_events_per_warp index inside the trace region.
+        unsafe { self.trace.add(at) }
     }
 
     /// Payload bytes available to a task's future.

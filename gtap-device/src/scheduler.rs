@@ -74,6 +74,7 @@ use crate::pool::{self, PoolLocal};
 use crate::queue::{self, Batch, Claim, KEEP, Span};
 use crate::record::{self, NONE};
 use crate::task::TaskFunction;
+use crate::trace::{self, TraceCursor};
 
 /// Busy warps read the stop word once every this many steps.
 pub const STOP_CHECK_STEPS: u32 = 32;
@@ -161,6 +162,8 @@ pub struct WarpShared {
     /// The warp's statistics, kept here rather than in registers; only the leader lane touches
     /// them ([`Worker::count`]).
     pub(crate) stats: UnsafeCell<WarpStats>,
+    /// The event trace's recorder state ([`crate::trace`]); only the leader lane touches it.
+    pub(crate) trace: UnsafeCell<TraceCursor>,
     /// One bit per lane that has not retired after a panic (GPU only: the CPU unwinds).
     #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
     pub(crate) live: LocalU32,
@@ -183,6 +186,7 @@ impl WarpShared {
             overflow: LocalU32::new(NONE),
             pool: PoolLocal::new(),
             stats: UnsafeCell::new(WarpStats::ZERO),
+            trace: UnsafeCell::new(TraceCursor::ZERO),
             live: LocalU32::new(u32::MAX),
         }
     }
@@ -220,6 +224,9 @@ impl<'w> Worker<'w> {
         let me = warp.id();
         let region = warp.region();
         let rng = ((region.seed as u64) << 32 | me as u64) ^ arch::clock() ^ 0x9e37_79b9_7f4a_7c15;
+        if region.traced() {
+            trace::begin(warp);
+        }
         Self {
             warp,
             me,
@@ -279,12 +286,20 @@ impl<'w> Worker<'w> {
         let start = arch::clock();
         if self.batch.len == 0 && !self.refill() {
             self.publish(WarpState::Searching);
+            if region.traced() {
+                trace::idle_step(warp);
+            }
             return Step::Idle;
         }
         // The leader's writes to the warp's shared counters since the last barrier (a pop's or
         // a fold's `tails` and `staged`) reach the lanes before their polls stage children
         // beside them (see "Shared memory" in the module docs).
         warp.sync();
+        // The one test of the trace per step; off, nothing else of it runs.
+        let traced = region.traced();
+        if traced {
+            trace::before_polls(warp);
+        }
         let polls = arch::clock();
         let ids = warp.scramble(self.batch.ids);
         let done = warp.each(ids, |_, id| {
@@ -296,6 +311,9 @@ impl<'w> Worker<'w> {
         });
         warp.sync();
         let ended = arch::clock();
+        if traced {
+            trace::after_polls(warp, self.batch.len, self.batch.queue);
+        }
         let polled = self.batch.len as u64;
         let finished = warp.any(Warp::map(done, |d| d.task != NONE));
         self.batch = queue::fold(warp, finished);
@@ -329,6 +347,9 @@ impl<'w> Worker<'w> {
             return true;
         }
         let (me, rng) = (self.me, &mut self.rng);
+        if region.traced() {
+            trace::search(warp);
+        }
         let claim = warp.leader(|| {
             if let Some(own) = queue::pop_own(region, warp.shared(), me, rng) {
                 return own;
@@ -370,6 +391,9 @@ impl<'w> Worker<'w> {
             warp.sync();
             warp.leader_only(|| queue::end_steal(region, victim, q, start, n));
             self.count(|s| s.steals += 1);
+            if region.traced() {
+                trace::steal(warp, victim, n);
+            }
             // A warp finds nothing in its own queues only after they ran dry (only its own
             // folds fill them), so it was searching, and now it works again.
             self.publish(WarpState::Working);
@@ -468,6 +492,9 @@ impl<'w> Worker<'w> {
         let inlined = pool::inlined(&self.warp.shared().pool) as u64;
         let at_once = pool::at_once(&self.warp.shared().pool) as u64;
         let me = self.me;
+        if region.traced() {
+            trace::finish(self.warp);
+        }
         self.count(|s| {
             s.spawned = spawned;
             s.inlined = inlined;

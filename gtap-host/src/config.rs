@@ -27,16 +27,24 @@ pub struct Config {
     /// Threads per block, a multiple of 32. Default: 128 on the GPU.
     pub block_size: Option<u32>,
     /// Task slots per warp: the most tasks one warp may have spawned and not yet seen finish.
-    /// Must be a multiple of `num_queues`. Default: as many as the memory budget allows.
+    /// Must be a multiple of `num_queues`. Default on the GPU: [`Config::DEFAULT_TASKS_PER_WARP`]
+    /// (rounded down to a multiple of `num_queues`) when that fits the default memory budget,
+    /// else as many as it allows; on the CPU executor, whose few warps (one per core) each take
+    /// a large share of the work, as many as its budget allows; with `max_task_memory_bytes`
+    /// set, as many as that allows.
+    /// [`Stats::pool_use`](crate::Stats::pool_use) tells how much of it a launch used.
     pub max_tasks_per_warp: Option<u32>,
     /// Divergence-aware queues per warp (1 to 16). Default: 1.
     pub num_queues: u32,
-    /// Bytes the task pools and queues may use. Default on the GPU: `min(free / 4, 8 GiB)`,
-    /// where `free` is the device memory free when the runtime is created; on the CPU executor:
-    /// 256 MiB. The default is the same for every program and far more than most need (fib(40)
-    /// on an H200 peaks at 1853 of its 22345 slots per warp): [`Stats::pool_use`] tells how
-    /// much of the pool a launch used, and a smaller budget makes creating and resetting a
-    /// runtime cheaper.
+    /// Bytes the task pools and queues may use; set, the pools get as many slots per warp as
+    /// fit. Unset, on the GPU the pools get [`Config::DEFAULT_TASKS_PER_WARP`] slots per warp,
+    /// each the size of the largest task record (plus 12 bytes of queue and free-list
+    /// entries), so the memory follows the grid and the program's records:
+    /// `warps × 8192 × (slot + 12)` bytes, about 1.3 GiB for fib's 64-byte slots on an H200's
+    /// 2112 warps, capped at `min(free / 4, 8 GiB)`, where `free` is the device memory free
+    /// when the runtime is created (under the cap a warp gets as many slots as fit). On the
+    /// CPU executor the default budget is 256 MiB, all of it slots.
+    /// [`Stats::pool_use`] tells how much of the pool a launch used.
     ///
     /// [`Stats::pool_use`]: crate::Stats::pool_use
     pub max_task_memory_bytes: Option<u64>,
@@ -67,6 +75,15 @@ pub struct Config {
     /// well-formed program, so only a launch that is stuck trips it. A task that runs longer
     /// than this in one piece (no spawn, no wait) needs a larger value.
     pub watchdog: Option<Duration>,
+    /// Events each warp may record in the launch's event trace (task runs, steals, idle spans;
+    /// see [`Launch::trace`]); 0, the default, records none and costs nothing. Each event takes
+    /// 24 bytes of device memory per warp, on top of `max_task_memory_bytes`; a warp records
+    /// about one event per scheduling step, and the events past its capacity are counted as
+    /// dropped ([`Trace::dropped`]). `GTAP_TRACE` (a number of events) overrides it.
+    ///
+    /// [`Launch::trace`]: crate::Launch::trace
+    /// [`Trace::dropped`]: crate::Trace::dropped
+    pub trace_events_per_warp: u32,
 }
 
 impl Default for Config {
@@ -87,12 +104,22 @@ impl Config {
             max_registers: None,
             stack_bytes: None,
             watchdog: Some(Self::DEFAULT_WATCHDOG),
+            trace_events_per_warp: 0,
         }
     }
     /// The watchdog's period when [`Config::watchdog`] is left alone: a minute.
     pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(60);
     /// The per-thread stack gtap asks for when [`Config::stack_bytes`] is unset.
     pub const DEFAULT_STACK_BYTES: u32 = 4096;
+    /// Task slots per warp when neither [`Config::max_tasks_per_warp`] nor
+    /// [`Config::max_task_memory_bytes`] is set: `32 lanes × 128 levels × 2`, room for each of
+    /// a warp's lanes to be 128 spawning levels deep with two tasks live per level (the task
+    /// waiting and a child not yet run). A warp runs its subtree in batches of 32 tasks, so its
+    /// peak grows with the depth, not with the problem: fib(40), 40 levels, peaks at 1853
+    /// slots per warp on an H200 (1.45 per lane and level), 4.4 times below this. A deeper
+    /// computation borrows other warps' free slots, then runs children inline on the stack;
+    /// the error when neither is possible says how far to raise the pool.
+    pub const DEFAULT_TASKS_PER_WARP: u32 = 32 * 128 * 2;
     /// Sets [`Config::grid_size`].
     pub const fn grid_size(mut self, blocks: u32) -> Self {
         self.grid_size = Some(blocks);
@@ -132,6 +159,23 @@ impl Config {
     pub const fn watchdog(mut self, after: Option<Duration>) -> Self {
         self.watchdog = after;
         self
+    }
+    /// Sets [`Config::trace_events_per_warp`] (0: no trace).
+    pub const fn trace_events_per_warp(mut self, events: u32) -> Self {
+        self.trace_events_per_warp = events;
+        self
+    }
+
+    /// The trace's capacity per warp: `GTAP_TRACE` if set, else
+    /// [`Config::trace_events_per_warp`].
+    pub(crate) fn trace_capacity(&self) -> Result<u32, ConfigError> {
+        match std::env::var("GTAP_TRACE") {
+            Ok(value) => value
+                .trim()
+                .parse()
+                .map_err(|_| ConfigError::TraceVariable { value }),
+            Err(_) => Ok(self.trace_events_per_warp),
+        }
     }
 
     /// The watchdog's period: `GTAP_WATCHDOG` if set, else [`Config::watchdog`].
@@ -238,7 +282,7 @@ pub enum ConfigError {
     },
     /// Not enough free device memory.
     #[error(
-        "the runtime needs {needed} bytes but only {free} bytes of device memory are free: lower max_tasks_per_warp or max_task_memory_bytes"
+        "the runtime needs {needed} bytes but only {free} bytes of device memory are free: lower max_tasks_per_warp, max_task_memory_bytes or trace_events_per_warp"
     )]
     OutOfMemory {
         /// Bytes needed.
@@ -298,6 +342,26 @@ pub enum ConfigError {
         /// The variable's value.
         value: String,
     },
+    /// `GTAP_TRACE` is not a number of events.
+    #[error(
+        "GTAP_TRACE={value:?} is invalid: give the events each warp may record (for example 65536), or 0 for no trace"
+    )]
+    TraceVariable {
+        /// The variable's value.
+        value: String,
+    },
+    /// The event trace asks for more events than it can number.
+    #[error(
+        "trace_events_per_warp {events} × {warps} warps is more than 2^32 events; lower trace_events_per_warp (at most {max} for this grid)"
+    )]
+    TraceTooLarge {
+        /// Requested events per warp.
+        events: u32,
+        /// Warps in the grid.
+        warps: u32,
+        /// The most events per warp this grid allows.
+        max: u32,
+    },
     /// A task record is too large or over-aligned.
     #[error(
         "task function `{task}` needs a {bytes}-byte record, more than the {max}-byte limit; keep large data in device buffers (gtap::Slice) instead of locals that live across a wait"
@@ -324,6 +388,9 @@ pub(crate) struct Limits<'a> {
     pub free_memory: u64,
     /// Default budget cap.
     pub default_budget_cap: u64,
+    /// Slots per warp when the configuration sets neither slots nor budget (`None`: as many
+    /// as the default budget allows).
+    pub default_tasks_per_warp: Option<u32>,
 }
 
 /// The smallest per-thread stack gtap accepts: the scheduler's own calls need some.
@@ -411,14 +478,25 @@ impl Config {
             slot_bytes = slot_bytes.max(slot_for(bytes));
         }
         let warps = grid * (block / 32);
+        let trace = self.trace_capacity()?;
+        if u64::from(trace) * u64::from(warps) > u64::from(u32::MAX) {
+            return Err(ConfigError::TraceTooLarge {
+                events: trace,
+                warps,
+                max: u32::MAX / warps,
+            });
+        }
         let layout_for = |tasks: u32| {
-            Layout::new(Geometry {
-                blocks: grid,
-                warps_per_block: block / 32,
-                slots_per_warp: tasks,
-                num_queues: queues,
-                slot_bytes,
-            })
+            Layout::with_trace(
+                Geometry {
+                    blocks: grid,
+                    warps_per_block: block / 32,
+                    slots_per_warp: tasks,
+                    num_queues: queues,
+                    slot_bytes,
+                },
+                trace,
+            )
         };
         let tasks = match self.max_tasks_per_warp {
             Some(tasks) => {
@@ -453,29 +531,33 @@ impl Config {
                         warps,
                         tasks: queues,
                     })?
-                    .bytes;
+                    .runtime_bytes();
                 let room = budget.checked_sub(fixed).ok_or(too_small.clone())?;
                 let ids_cap = (u32::MAX as u64 - 1) / warps as u64;
                 let mut fit = ((room / (warps as u64 * per_warp) + queues as u64).min(ids_cap)
                     as u32)
                     / queues
                     * queues;
-                while fit >= queues && layout_for(fit).map_or(true, |l| l.bytes > budget) {
+                while fit >= queues && layout_for(fit).map_or(true, |l| l.runtime_bytes() > budget)
+                {
                     fit -= queues;
                 }
                 if fit < MIN_TASKS_PER_WARP.max(queues) {
                     return Err(too_small);
                 }
-                fit
+                match (self.max_task_memory_bytes, limits.default_tasks_per_warp) {
+                    (None, Some(default)) => fit.min((default / queues * queues).max(queues)),
+                    _ => fit,
+                }
             }
         };
         let layout = layout_for(tasks).map_err(|_| ConfigError::TooManySlots { warps, tasks })?;
         if let (Some(budget), Some(_)) = (self.max_task_memory_bytes, self.max_tasks_per_warp)
-            && layout.bytes > budget
+            && layout.runtime_bytes() > budget
         {
             return Err(ConfigError::OverBudget {
                 tasks,
-                needed: layout.bytes,
+                needed: layout.runtime_bytes(),
                 budget,
             });
         }
@@ -500,6 +582,7 @@ mod tests {
             resident_blocks: &|block| 132 * (2048 / block).max(1),
             free_memory: 80 << 30,
             default_budget_cap: 2 << 30,
+            default_tasks_per_warp: Some(Config::DEFAULT_TASKS_PER_WARP),
         }
     }
 
@@ -511,6 +594,49 @@ mod tests {
         assert_eq!(layout.geometry.slot_bytes, 64);
         assert!(layout.bytes <= 2 << 30);
         assert!(layout.geometry.slots_per_warp >= 64);
+    }
+
+    #[test]
+    fn the_default_pool_follows_the_grid_and_the_records() {
+        // An H200's grid: 132 multiprocessors of 4 blocks of 128 threads; the GPU's cap.
+        let l = Limits {
+            default_budget_cap: 8 << 30,
+            ..gpu_like()
+        };
+        let h200 = Config::new().grid_size(132 * 4).block_size(128);
+        let default = Config::DEFAULT_TASKS_PER_WARP;
+        for (queues, record) in [(1, 56), (3, 56), (1, 352)] {
+            let (layout, _) = h200
+                .clone()
+                .num_queues(queues)
+                .resolve(&l, [("task", record)])
+                .unwrap();
+            let g = layout.geometry;
+            assert_eq!(
+                g.slots_per_warp,
+                default / queues * queues,
+                "{queues} queues"
+            );
+            // The formula of `max_task_memory_bytes`'s docs, up to metadata and the rings'
+            // rounding to powers of two.
+            let slots = u64::from(g.warps()) * u64::from(g.slots_per_warp);
+            let formula = slots * per_slot(g.slot_bytes);
+            assert!(layout.bytes >= formula && layout.bytes < formula / 100 * 105 + (8 << 20));
+        }
+        // A cap below that: as many as fit.
+        let small = Limits {
+            default_budget_cap: 256 << 20,
+            ..gpu_like()
+        };
+        let (layout, _) = h200.resolve(&small, [("fib", 56)]).unwrap();
+        assert!(layout.geometry.slots_per_warp < default);
+        assert!(layout.bytes <= 256 << 20);
+        // A budget set by the user: as many as it allows, even beyond the default.
+        let (layout, _) = h200
+            .max_task_memory_bytes(2 << 30)
+            .resolve(&l, [("fib", 56)])
+            .unwrap();
+        assert!(layout.geometry.slots_per_warp > default);
     }
 
     #[test]
@@ -602,6 +728,24 @@ mod tests {
         };
         assert!(needed > free && free == l.free_memory);
         assert!(e.to_string().contains("max_task_memory_bytes"), "{e}");
+    }
+
+    #[test]
+    fn a_trace_comes_on_top_of_the_pool_budget() {
+        let l = gpu_like();
+        let plain = Config::new().resolve(&l, [("fib", 56)]).unwrap().0;
+        let config = Config::new().trace_events_per_warp(1000);
+        let (traced, _) = config.resolve(&l, [("fib", 56)]).unwrap();
+        assert_eq!(traced.geometry, plain.geometry, "the same pools");
+        assert_eq!(traced.trace_events_per_warp, 1000);
+        let warps = u64::from(traced.geometry.warps());
+        assert!(traced.trace_bytes() >= warps * 1000 * 24);
+        let e = Config::new()
+            .trace_events_per_warp(u32::MAX / 8)
+            .resolve(&l, [])
+            .unwrap_err();
+        assert!(matches!(e, ConfigError::TraceTooLarge { .. }), "{e}");
+        assert!(e.to_string().contains("lower trace_events_per_warp"), "{e}");
     }
 
     #[test]

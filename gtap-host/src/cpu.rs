@@ -15,6 +15,7 @@ use crate::records;
 use crate::runtime::Launch;
 use crate::stall::{StallDetector, StallReport, WarpActivity};
 use crate::stats::Stats;
+use crate::trace::Trace;
 use crate::watchdog::{self, Outcome, Watched};
 
 /// How the CPU executor runs the warps.
@@ -52,6 +53,7 @@ impl Cpu {
             resident_blocks: &resident,
             free_memory: u64::MAX / 4,
             default_budget_cap: DEFAULT_BUDGET_CAP,
+            default_tasks_per_warp: None,
         };
         let (layout, block) = config.resolve(&limits, records::host())?;
         Ok(Self {
@@ -156,7 +158,16 @@ impl Cpu {
             kernel_ms,
             wall.elapsed().as_secs_f64() * 1e3,
         );
-        Ok(Launch { result, stats })
+        let layout = self.state.layout();
+        let trace = (layout.trace_events_per_warp != 0).then(|| {
+            let (metas, events) = self.state.trace();
+            Trace::decode(K::NAME, layout, metas, events)
+        });
+        Ok(Launch {
+            result,
+            stats,
+            trace,
+        })
     }
 }
 

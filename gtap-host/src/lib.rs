@@ -33,6 +33,7 @@ mod schedules;
 mod stall;
 mod stats;
 mod timing;
+mod trace;
 mod watchdog;
 
 pub use buffer::Buffer;
@@ -51,3 +52,4 @@ pub use runtime::{BackendKind, Launch, Runtime};
 pub use schedules::{Schedule, ScheduleError, check_schedules, check_schedules_with};
 pub use stall::{StallDetector, StallReport, WarpActivity};
 pub use stats::{ModuleLoad, ModuleSource, Stats};
+pub use trace::{Event, EventKind, Trace, WarpTrace};

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{self, Gpu, UntilPoisoned};
 use crate::stats::{ModuleLoad, Stats};
 use crate::timing;
+use crate::trace::Trace;
 
 /// The result of a launch: the root task's value and what the launch did.
 #[derive(Clone, Debug)]
@@ -22,6 +23,11 @@ pub struct Launch<T> {
     pub result: T,
     /// Timings and scheduler statistics.
     pub stats: Stats,
+    /// What every warp did and when, if the runtime records a trace
+    /// ([`Config::trace_events_per_warp`](crate::Config::trace_events_per_warp) or
+    /// `GTAP_TRACE`); `None` otherwise. [`Trace::write_chrome_json`] exports it for Perfetto,
+    /// and the workspace's `gtap-profile` command draws it.
+    pub trace: Option<Trace>,
 }
 
 enum Backend {
@@ -161,7 +167,9 @@ impl Runtime {
     /// [`Error::Stalled`], saying what every warp was doing.
     ///
     /// With `GTAP_TIME=1` in the environment, every launch prints a timing report to stderr
-    /// and the process prints a summary per kernel at exit.
+    /// and the process prints a summary per kernel at exit. With `GTAP_TRACE=N` every launch
+    /// records an event trace of up to `N` events per warp ([`Launch::trace`]), and with
+    /// `GTAP_TRACE_DIR=DIR` too, writes it to `DIR/<kernel>-<n>.trace.json`.
     pub fn launch<K: Kernel>(&mut self, kernel: K, args: K::Args) -> Result<Launch<K::Output>> {
         let _ = kernel;
         let layout = *self.layout();
@@ -174,6 +182,9 @@ impl Runtime {
             other => other,
         })?;
         timing::record(K::NAME, backend, &launch.stats);
+        if let Some(trace) = &launch.trace {
+            crate::trace::save_if_asked(trace);
+        }
         Ok(launch)
     }
 

@@ -13,6 +13,8 @@ pub static DEVICE_CODE: gtap::DeviceCode = gtap::device_code!();
 
 pub mod params;
 pub mod random_trees;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod trace_check;
 
 /// Spawns `fanout` children per level, `depth` levels deep, holding every task until its
 /// children finish: `fanout^depth` leaves, enough to exhaust a small pool.

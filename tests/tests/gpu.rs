@@ -1016,3 +1016,50 @@ fn struct_parameters_and_parts_work_on_the_gpu() {
         .collect();
     assert_eq!(rt.download(&out).unwrap(), want);
 }
+
+#[test]
+fn a_traced_launch_records_every_poll_of_every_warp() {
+    let config = Config::new().trace_events_per_warp(1 << 14);
+    let Some(mut rt) = gpu(&gtap_examples::DEVICE_CODE, config) else {
+        return;
+    };
+    for _ in 0..3 {
+        let launch = rt.launch(fib::fib_kernel, (24,)).unwrap();
+        let trace = gtap_tests::trace_check::check_trace(launch, fib::fib_seq(24), "fib_kernel");
+        println!(
+            "fib(24) traced: {} warps over {:.1} µs, {} events",
+            trace.warps.len(),
+            trace.span_ns as f64 / 1e3,
+            trace.warps.iter().map(|w| w.events.len()).sum::<usize>()
+        );
+    }
+    // The runtime without the trace, on the same device code, records none.
+    let Some(mut plain) = gpu(&gtap_examples::DEVICE_CODE, Config::new()) else {
+        return;
+    };
+    assert!(
+        plain
+            .launch(fib::fib_kernel, (24,))
+            .unwrap()
+            .trace
+            .is_none()
+    );
+}
+
+#[test]
+fn a_trace_too_small_for_the_launch_counts_the_rest_as_dropped() {
+    // Four events per warp: most warps run more steps than that. Under memcheck this also
+    // shows that nothing is written past a warp's buffer.
+    let config = Config::new().trace_events_per_warp(4);
+    let Some(mut rt) = gpu(&gtap_examples::DEVICE_CODE, config) else {
+        return;
+    };
+    let launch = rt.launch(fib::fib_kernel, (24,)).unwrap();
+    assert_eq!(launch.result, fib::fib_seq(24));
+    let steps = launch.stats.steps;
+    let trace = launch.trace.unwrap();
+    assert!(trace.dropped() > 0);
+    assert!(trace.warps.iter().all(|w| w.events.len() <= 4));
+    let recorded: u64 = trace.warps.iter().map(|w| w.events.len() as u64).sum();
+    assert!(recorded + trace.dropped() >= steps);
+}

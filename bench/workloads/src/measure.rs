@@ -16,6 +16,9 @@ pub struct Sample {
     pub verified: bool,
     /// Statistics or remarks for the notes column.
     pub note: String,
+    /// GPU only: the launch's event trace, when its runtime records one
+    /// (`Config::trace_events_per_warp`).
+    pub trace: Option<gtap_host::Trace>,
 }
 
 /// A workload instance: its input generated and its reference computed once, then run as often
@@ -70,6 +73,7 @@ pub fn gpu_sample<T>(
             Ok(()) => stats,
             Err(why) => why,
         },
+        trace: launch.trace.clone(),
     })
 }
 
@@ -87,6 +91,7 @@ pub fn cpu_sample<T>(
         launch_ms: ms,
         verified: verdict.is_ok(),
         note: verdict.err().unwrap_or_default(),
+        trace: None,
     })
 }
 

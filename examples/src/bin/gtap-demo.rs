@@ -68,6 +68,7 @@ fn main() -> ExitCode {
         r.map(|l| gtap_host::Launch {
             result: l.result.to_string(),
             stats: l.stats,
+            trace: l.trace,
         })
     };
 
@@ -93,6 +94,7 @@ fn main() -> ExitCode {
         got.map(|l| gtap_host::Launch {
             result: format!("{:.12}", l.result),
             stats: l.stats,
+            trace: l.trace,
         }),
         format!("{want:.12}"),
     );
@@ -119,6 +121,7 @@ fn main() -> ExitCode {
                 if same { "" } else { " (node values differ)" }
             ),
             stats: l.stats,
+            trace: l.trace,
         })
     });
     check(

@@ -2,13 +2,13 @@
 //!
 //! The host allocates one region per runtime and the device addresses it through the offsets
 //! computed here, so both sides agree by construction. The CPU executor allocates the same
-//! region in host memory. Every region except the task slots and the ring buffers must be
-//! zeroed before a launch ([`Layout::reset_range`]): all-zero is the valid initial state of
-//! queues, pools, control words and statistics.
+//! region in host memory. Every region except the task slots, the ring buffers and the trace
+//! events must be zeroed before a launch ([`Layout::reset_range`]): all-zero is the valid
+//! initial state of queues, pools, control words and statistics.
 
 use super::{
     HEADER_BYTES, MAX_QUEUES, POOL_CELL_BYTES, REGION_ALIGN, RING_ENTRY_BYTES, ROOT_RESULT_BYTES,
-    SLOT_ALIGN, WarpStats, WarpStatus, align_up,
+    SLOT_ALIGN, TraceEvent, WarpStats, WarpStatus, WarpTraceMeta, align_up,
 };
 use crate::pool::PoolMeta;
 use crate::queue::QueueMeta;
@@ -49,7 +49,8 @@ pub enum GeometryError {
     SlotsNotDivisible,
     /// `slot_bytes` is not a multiple of 16 or has no room for a payload.
     BadSlotBytes,
-    /// The task ids or byte offsets do not fit the device's 32/64-bit counters.
+    /// The task ids or byte offsets do not fit the device's 32/64-bit counters, or the trace
+    /// has more than `u32::MAX` events in all.
     TooLarge,
 }
 
@@ -119,6 +120,8 @@ impl Geometry {
 pub struct Layout {
     /// The geometry this layout was computed for.
     pub geometry: Geometry,
+    /// Capacity of each warp's event trace ([`crate::abi::TraceEvent`]s); 0: no trace.
+    pub trace_events_per_warp: u32,
     /// Termination and abort flags.
     pub control: u64,
     /// The root task's result.
@@ -135,15 +138,29 @@ pub struct Layout {
     pub stats: u64,
     /// One [`WarpStatus`] per warp, read by the host's watchdog while the kernel runs.
     pub status: u64,
+    /// One [`WarpTraceMeta`] per warp when the trace is on (no bytes otherwise).
+    pub trace_meta: u64,
     /// Task slots, `slot_bytes` each.
     pub slots: u64,
+    /// The trace's events, `trace_events_per_warp` [`TraceEvent`]s per warp, last so that
+    /// [`Layout::trace_bytes`] is the region's tail.
+    pub trace: u64,
     /// Total bytes.
     pub bytes: u64,
 }
 
 impl Layout {
-    /// Lays out `geometry`, which must pass [`Geometry::check`].
+    /// Lays out `geometry`, which must pass [`Geometry::check`], without an event trace.
     pub fn new(geometry: Geometry) -> Result<Self, GeometryError> {
+        Self::with_trace(geometry, 0)
+    }
+
+    /// Lays out `geometry` with room for `trace_events_per_warp` trace events per warp (0: no
+    /// trace; see [`crate::abi::TraceEvent`]).
+    pub fn with_trace(
+        geometry: Geometry,
+        trace_events_per_warp: u32,
+    ) -> Result<Self, GeometryError> {
         geometry.check()?;
         let warps = geometry.warps() as u64;
         let queues = warps * geometry.num_queues as u64;
@@ -160,12 +177,20 @@ impl Layout {
         let pool_meta = region(warps * core::mem::size_of::<PoolMeta>() as u64);
         let stats = region(warps * core::mem::size_of::<WarpStats>() as u64);
         let status = region(warps * core::mem::size_of::<WarpStatus>() as u64);
+        let traced = trace_events_per_warp != 0;
+        let trace_meta = region(traced as u64 * warps * size_of::<WarpTraceMeta>() as u64);
         let cells = warps << geometry.id_shift();
         let pool_cells = region(cells * POOL_CELL_BYTES);
         let rings = region(queues * geometry.ring_entries() as u64 * RING_ENTRY_BYTES);
         let slots_at = region(slots * geometry.slot_bytes as u64);
+        let trace_events = warps * trace_events_per_warp as u64;
+        if trace_events > u32::MAX as u64 {
+            return Err(GeometryError::TooLarge);
+        }
+        let trace = region(trace_events * size_of::<TraceEvent>() as u64);
         Ok(Self {
             geometry,
+            trace_events_per_warp,
             control,
             root_result,
             queue_meta,
@@ -174,13 +199,15 @@ impl Layout {
             pool_cells,
             stats,
             status,
+            trace_meta,
             slots: slots_at,
+            trace,
             bytes: align_up(at, REGION_ALIGN as u64),
         })
     }
 
     /// The metadata that must be zeroed before every launch: control words, root result, queue
-    /// and pool metadata, statistics, warp statuses.
+    /// and pool metadata, statistics, warp statuses, trace summaries.
     pub fn reset_range(&self) -> core::ops::Range<u64> {
         self.control..self.pool_cells
     }
@@ -197,6 +224,17 @@ impl Layout {
     /// Rings and slots need no reset.
     pub fn cells_range(&self) -> core::ops::Range<u64> {
         self.pool_cells..self.rings
+    }
+
+    /// Bytes of the event trace (the region's tail); zero when the trace is off.
+    pub fn trace_bytes(&self) -> u64 {
+        self.bytes - self.trace
+    }
+
+    /// Bytes of everything but the event trace: what the pool budget
+    /// (`max_task_memory_bytes`) bounds.
+    pub fn runtime_bytes(&self) -> u64 {
+        self.trace
     }
 }
 
@@ -394,5 +432,31 @@ mod tests {
         assert_eq!(l.reset_range(), l.control..l.pool_cells);
         assert_eq!(l.cells_range(), l.pool_cells..l.rings);
         assert!(l.cells_range().end <= l.rings && l.rings < l.slots);
+        // No trace: no bytes for it.
+        assert_eq!((l.trace_bytes(), l.runtime_bytes()), (0, l.bytes));
+        assert_eq!(l.trace_meta, l.pool_cells);
+    }
+
+    #[test]
+    fn a_trace_adds_per_warp_summaries_to_reset_and_events_at_the_end() {
+        let plain = Layout::new(OK).expect("valid");
+        let l = Layout::with_trace(OK, 100).expect("valid");
+        let warps = 8u64;
+        assert_eq!(l.trace_events_per_warp, 100);
+        // The summaries are zeroed with the rest of the metadata before each launch.
+        assert!(l.reset_range().contains(&l.trace_meta));
+        assert!(l.trace_meta + warps * size_of::<WarpTraceMeta>() as u64 <= l.pool_cells);
+        // The events come last and the pools are laid out as without a trace.
+        assert_eq!(
+            l.trace,
+            align_up(l.slots + warps * 96 * 64, REGION_ALIGN as u64)
+        );
+        assert!(l.trace_bytes() >= warps * 100 * size_of::<TraceEvent>() as u64);
+        assert_eq!(l.trace_bytes() + l.runtime_bytes(), l.bytes);
+        assert!(l.runtime_bytes() - plain.runtime_bytes() <= 2 * REGION_ALIGN as u64);
+        assert_eq!(
+            Layout::with_trace(OK, u32::MAX).map(|_| ()),
+            Err(GeometryError::TooLarge)
+        );
     }
 }

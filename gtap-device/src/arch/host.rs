@@ -352,6 +352,15 @@ pub fn clock() -> u64 {
     0
 }
 
+/// Nanoseconds of a monotonic clock shared by every thread of the process (since its first
+/// reading), the CPU executor's counterpart of the GPU's `%globaltimer`.
+pub fn globaltimer() -> u64 {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let epoch = *EPOCH.get_or_init(std::time::Instant::now);
+    // Never zero: the event trace uses zero for "no time taken".
+    epoch.elapsed().as_nanos() as u64 + 1
+}
+
 /// One value per lane: on the CPU the warp holds all 32 of them.
 pub type Lanes<T> = [T; WARP_SIZE as usize];
 

@@ -321,6 +321,16 @@ pub fn clock() -> u64 {
     c
 }
 
+/// Nanoseconds of the GPU's global timer (`%globaltimer`): one clock for every multiprocessor,
+/// so the event trace's times compare across warps.
+#[inline(always)]
+pub fn globaltimer() -> u64 {
+    let t: u64;
+    // SAFETY: reads a special register.
+    unsafe { asm!("mov.u64 {t}, %globaltimer;", t = out(reg64) t) };
+    t
+}
+
 #[inline(always)]
 fn laneid() -> u32 {
     let l: u32;

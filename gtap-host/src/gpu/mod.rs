@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 use cudarc::driver::sys::{self, CUdeviceptr};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DriverError, result};
 use gtap_device::abi::{
-    LaunchParams, Layout, ROOT_RESULT_BYTES, WarpStats, each_entry_param, shared_bytes,
+    LaunchParams, Layout, ROOT_RESULT_BYTES, TraceEvent, WarpStats, WarpTraceMeta,
+    each_entry_param, shared_bytes,
 };
 use gtap_device::{DeviceCode, Kernel};
 
@@ -35,6 +36,7 @@ use crate::records;
 use crate::runtime::Launch;
 use crate::stall::{StallDetector, StallReport, WarpActivity};
 use crate::stats::Stats;
+use crate::trace::Trace;
 use crate::watchdog::{self, Outcome};
 
 use memory::PinnedRecord;
@@ -204,6 +206,7 @@ impl Gpu {
             resident_blocks: &resident,
             free_memory: free as u64,
             default_budget_cap: DEFAULT_BUDGET_CAP,
+            default_tasks_per_warp: Some(Config::DEFAULT_TASKS_PER_WARP),
         };
         let (layout, block) = config.resolve(&limits, records::device(code))?;
         let watchdog = config.watchdog_period()?;
@@ -450,7 +453,32 @@ impl Gpu {
         );
         stats.module_load = live.modules.first_report(K::NAME);
         stats.stack_bytes = stack_bytes;
-        Ok(Launch { result, stats })
+        let trace = match layout.trace_events_per_warp {
+            0 => None,
+            per_warp => {
+                let warps = layout.geometry.warps() as usize;
+                let metas: Vec<WarpTraceMeta> = memory::read_values(
+                    &live.stream,
+                    &live.region,
+                    layout.trace_meta as usize,
+                    warps,
+                    "copying the trace back",
+                )?;
+                let events: Vec<TraceEvent> = memory::read_values(
+                    &live.stream,
+                    &live.region,
+                    layout.trace as usize,
+                    warps * per_warp as usize,
+                    "copying the trace back",
+                )?;
+                Some(Trace::decode(K::NAME, &layout, &metas, &events))
+            }
+        };
+        Ok(Launch {
+            result,
+            stats,
+            trace,
+        })
     }
 
     /// The error for kernel `kernel` failing with `source`. A sticky code poisons the GPU for

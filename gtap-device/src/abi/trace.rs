@@ -1,0 +1,122 @@
+//! The opt-in event trace: what each warp did and when, for profiles.
+//!
+//! With [`Layout::trace_events_per_warp`](super::Layout::trace_events_per_warp) above zero,
+//! every warp's leader lane writes [`TraceEvent`]s into its own bounded buffer in the runtime's
+//! region ([`Layout::trace`](super::Layout::trace), `trace_events_per_warp` events per warp):
+//! a [`TraceKind::Run`] per scheduling step (the polls of the step's batch), a
+//! [`TraceKind::Steal`] per successful steal, and a [`TraceKind::Idle`] per span of steps that
+//! found nothing to run. It counts every event it meant to write; those past the buffer's end
+//! are not written, only counted, so the host reports them as dropped. At the end of the
+//! launch each warp writes its [`WarpTraceMeta`] (when it entered and left the scheduler, and
+//! the count). Times are nanoseconds of one clock shared by every warp: `%globaltimer` on the
+//! GPU, a monotonic process clock on the CPU executor.
+//!
+//! With the trace off (the default) the buffers have no bytes and a step tests one launch
+//! parameter; nothing in a task's poll changes.
+
+/// What a [`TraceEvent`] records.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TraceKind {
+    /// A scheduling step's polls: `a` = tasks polled (1 to 32), `b` = the batch's queue.
+    Run = 1,
+    /// A successful steal, from the leader's claim to the lanes holding the ids: `a` = the
+    /// victim warp, `b` = tasks stolen.
+    Steal = 2,
+    /// Steps in a row that found nothing to run, from the first one's start to the moment the
+    /// warp had a batch again or left the scheduler: `a` = those steps, `b` = 0.
+    Idle = 3,
+}
+
+impl TraceKind {
+    /// Decodes a recorded kind; `None` for a value no version of the runtime writes.
+    pub fn from_raw(raw: u32) -> Option<Self> {
+        Some(match raw {
+            1 => Self::Run,
+            2 => Self::Steal,
+            3 => Self::Idle,
+            _ => return None,
+        })
+    }
+}
+
+/// One recorded event: a span of one warp's time.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TraceEvent {
+    /// When it began, in nanoseconds of the trace clock.
+    pub start_ns: u64,
+    /// How long it lasted, in nanoseconds (saturated at `u32::MAX`, about 4.3 s).
+    pub duration_ns: u32,
+    /// A [`TraceKind`], as `u32`.
+    pub kind: u32,
+    /// First detail (see [`TraceKind`]).
+    pub a: u32,
+    /// Second detail (see [`TraceKind`]).
+    pub b: u32,
+}
+
+impl TraceEvent {
+    /// An event of `kind` from `start_ns` to `end_ns`.
+    #[inline(always)]
+    pub fn span(kind: TraceKind, start_ns: u64, end_ns: u64, a: u32, b: u32) -> Self {
+        let duration = end_ns.saturating_sub(start_ns);
+        Self {
+            start_ns,
+            duration_ns: if duration > u32::MAX as u64 {
+                u32::MAX
+            } else {
+                duration as u32
+            },
+            kind: kind as u32,
+            a,
+            b,
+        }
+    }
+}
+
+/// One warp's trace summary, written when it leaves the scheduler.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WarpTraceMeta {
+    /// When the warp entered the scheduler (trace clock, ns).
+    pub begin_ns: u64,
+    /// When it left the scheduler; zero if it never did (a task that never returned).
+    pub end_ns: u64,
+    /// Events it meant to record; those beyond the buffer were dropped.
+    pub events: u32,
+    /// Padding.
+    pub _pad: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use core::mem::{align_of, size_of};
+
+    use super::*;
+
+    /// Both sides read the same bytes: fixed-width fields with no implicit padding.
+    #[test]
+    fn the_layouts_are_fixed() {
+        assert_eq!((size_of::<TraceEvent>(), align_of::<TraceEvent>()), (24, 8));
+        assert_eq!(
+            (size_of::<WarpTraceMeta>(), align_of::<WarpTraceMeta>()),
+            (24, 8)
+        );
+    }
+
+    #[test]
+    fn kinds_round_trip_and_spans_saturate() {
+        for kind in [TraceKind::Run, TraceKind::Steal, TraceKind::Idle] {
+            assert_eq!(TraceKind::from_raw(kind as u32), Some(kind));
+        }
+        assert_eq!(TraceKind::from_raw(0), None);
+        let e = TraceEvent::span(TraceKind::Run, 10, 25, 32, 1);
+        assert_eq!((e.start_ns, e.duration_ns, e.a, e.b), (10, 15, 32, 1));
+        assert_eq!(
+            TraceEvent::span(TraceKind::Idle, 0, u64::MAX, 1, 0).duration_ns,
+            u32::MAX
+        );
+        assert_eq!(TraceEvent::span(TraceKind::Idle, 9, 3, 1, 0).duration_ns, 0);
+    }
+}
