@@ -29,10 +29,10 @@ fn parallel(block: u32) -> Runtime {
 #[test]
 fn integrate_block_matches_reference_exactly() {
     let block = integrate_block::BLOCK;
-    let want = integrate_block::integrate_block_seq(-1.0, 1.0, 1e-5, block);
+    let want = integrate_block::integrate_block_seq(-1.0, 1.0, 1e-8, block);
     for (seed, q) in [(1, 1), (2, 2), (3, 1)] {
         let got = deterministic(seed, q, block)
-            .launch(integrate_block::integrate_block_kernel, (-1.0, 1.0, 1e-5))
+            .launch(integrate_block::integrate_block_kernel, (-1.0, 1.0, 1e-8))
             .unwrap();
         assert_eq!(
             got.result.to_bits(),
@@ -47,7 +47,7 @@ fn integrate_block_matches_reference_exactly() {
         );
     }
     let got = parallel(block)
-        .launch(integrate_block::integrate_block_kernel, (-1.0, 1.0, 1e-5))
+        .launch(integrate_block::integrate_block_kernel, (-1.0, 1.0, 1e-8))
         .unwrap();
     assert_eq!(got.result.to_bits(), want.to_bits());
     assert!((want - 200.0 * 100f64.atan()).abs() < 1e-2, "{want}");

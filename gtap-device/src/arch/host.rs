@@ -444,6 +444,10 @@ pub fn block_view() -> BlockView {
     block_thread().view
 }
 
+/// A simulated barrier hands a baton through every thread of the block: the block helpers do
+/// their rounds on a copy, between two barriers, instead of one barrier a round.
+pub const CHEAP_BARRIERS: bool = false;
+
 /// The block scheduler's barrier: waits, passing the baton, until every thread of the block
 /// has arrived.
 #[inline]

@@ -440,6 +440,9 @@ pub fn block_view() -> BlockView {
     }
 }
 
+/// Barriers cost a few cycles: the block helpers combine values in rounds between barriers.
+pub const CHEAP_BARRIERS: bool = true;
+
 /// The block scheduler's barrier (`bar.sync 0`).
 #[inline(always)]
 pub fn block_barrier() {

@@ -49,16 +49,20 @@
 //!    cost a few atomics per warp. Each thread adds the children it spawned to the block's sum
 //!    and counts itself as returned or suspended, then fences (release: its frame, its
 //!    children's records and its result are visible GPU-wide before anything publishes them).
-//! 3. **Verdict.** Block barrier; thread 0 checks the collective wait and decides: finished
+//! 3. **Verdict.** Block barrier. The other warps go on to the next step's first barrier; the
+//!    scheduling warp's leader (thread 0) checks the collective wait and decides: finished
 //!    (every thread returned, no children outstanding), completing (every thread returned,
 //!    children outstanding: the implicit wait of [`crate::join`]), suspended (every thread at
-//!    the same wait; `pending` = the sum, stored relaxed in the header as in thread mode),
-//!    poll again (every thread at the same wait and no children: the wait is a no-op), or
-//!    failed (a partial wait: the error is raised and the task dropped). Block barrier.
+//!    the same wait; `pending` = the sum, stored relaxed in the header as in thread mode), poll
+//!    again (every thread at the same wait and no children: the wait is a no-op, and the task
+//!    is the next step's), or dropped (a partial wait: the error is raised; or the launch is
+//!    aborting). It resets the block's counters before the next step's barrier.
 //! 4. **Fold and join.** The scheduling warp folds what the step staged, keeping one id (the
 //!    first child or the continuation) as the next task and publishing the rest with its
 //!    release fence, then frees a finished task and notifies its parent ([`crate::join`],
 //!    unchanged), and restocks the pool stash.
+//!
+//! So a step costs two block barriers, plus those of the helpers the task calls.
 //!
 //! Everything thread mode's invariants rest on holds per block: a task is polled by one worker
 //! at a time; children are staged during the poll and published after it, so none finishes
@@ -104,8 +108,6 @@ pub struct BlockShared {
     pub(crate) mismatch: LocalU32,
     /// Thread 0's resume queue for the wait (a queue, or `record::SPAWN_QUEUE`).
     pub(crate) resume: LocalU32,
-    /// Thread 0's verdict on the poll ([`worker`]).
-    pub(crate) verdict: LocalU32,
 }
 
 impl BlockShared {
@@ -121,7 +123,6 @@ impl BlockShared {
             wait_hi: LocalU32::new(0),
             mismatch: LocalU32::new(0),
             resume: LocalU32::new(crate::record::SPAWN_QUEUE),
-            verdict: LocalU32::new(0),
         }
     }
 }

@@ -34,6 +34,9 @@ pub struct Block {
     _private: (),
 }
 
+/// The most threads a block has.
+const MAX_THREADS: usize = 1024;
+
 /// One exchange cell: room for any helper value, aligned for any of them.
 #[repr(C, align(16))]
 struct Cell([u8; EXCHANGE_BYTES]);
@@ -87,34 +90,53 @@ impl Block {
 
     /// Combines every thread's `v` with `op` (associative; applied in a tree, so the order of
     /// the operands is not the threads' order unless `op` is also commutative) and returns the
-    /// result to every thread. Values of at most 32 bytes (a compile-time check).
+    /// result to every thread. Values of at most 32 bytes (a compile-time check). The tree is
+    /// the same on the GPU and the CPU, so floating-point results agree bit for bit.
     #[inline(always)]
     pub fn reduce<T: Copy>(&self, v: T, op: impl Fn(T, T) -> T) -> T {
         let view = arch::block_view();
-        let t = view.thread;
-        let n = view.threads;
+        let (t, n) = (view.thread, view.threads);
         // The previous helper's readers are done with the cells.
         arch::user_barrier();
         // SAFETY: each thread writes its own cell; the barriers separate every write of a cell
         // from the reads of it by other threads.
         unsafe { Self::cell::<T>(t).write(v) };
         arch::user_barrier();
-        let mut half = n.next_power_of_two() / 2;
-        while half > 0 {
-            if t < half && t + half < n {
-                // SAFETY: as above; in this round thread `t` alone writes cell `t`, and cell
-                // `t + half` is read by thread `t` alone.
-                unsafe {
-                    let a = Self::cell::<T>(t).read();
-                    let b = Self::cell::<T>(t + half).read();
-                    Self::cell::<T>(t).write(op(a, b));
+        if arch::CHEAP_BARRIERS {
+            let mut half = n.next_power_of_two() / 2;
+            while half > 0 {
+                if t < half && t + half < n {
+                    // SAFETY: as above; in this round thread `t` alone writes cell `t`, and
+                    // cell `t + half` is read by thread `t` alone.
+                    unsafe {
+                        let a = Self::cell::<T>(t).read();
+                        let b = Self::cell::<T>(t + half).read();
+                        Self::cell::<T>(t).write(op(a, b));
+                    }
                 }
+                arch::user_barrier();
+                half /= 2;
             }
-            arch::user_barrier();
-            half /= 2;
+            // SAFETY: as above; cell 0 is not written again before the next helper's barrier.
+            unsafe { Self::cell::<T>(0).read() }
+        } else {
+            // The same tree, on a copy, by every thread: two barriers instead of one a round
+            // (a simulated barrier hands a baton through every thread).
+            let mut cells = [v; MAX_THREADS];
+            for (i, c) in cells.iter_mut().enumerate().take(n as usize) {
+                // SAFETY: every cell was written before the barrier above and is not written
+                // again before the next helper's first barrier.
+                *c = unsafe { Self::cell::<T>(i as u32).read() };
+            }
+            let mut half = n.next_power_of_two() / 2;
+            while half > 0 {
+                for i in 0..half.min(n - half) as usize {
+                    cells[i] = op(cells[i], cells[i + half as usize]);
+                }
+                half /= 2;
+            }
+            cells[0]
         }
-        // SAFETY: as above; cell 0 is not written again before the next helper's barrier.
-        unsafe { Self::cell::<T>(0).read() }
     }
 
     /// The sum of every thread's `v`, on every thread.
@@ -150,30 +172,54 @@ impl Block {
     }
 
     /// Inclusive scan: thread `t` gets `v_0 op v_1 op ... op v_t` (in thread order; `op`
-    /// associative).
+    /// associative; combined in the rounds of a Hillis-Steele scan, the same on the GPU and the
+    /// CPU).
     #[inline(always)]
     pub fn inclusive_scan<T: Copy>(&self, v: T, op: impl Fn(T, T) -> T) -> T {
         let view = arch::block_view();
-        let t = view.thread;
+        let (t, n) = (view.thread, view.threads);
         arch::user_barrier();
         // SAFETY: each thread writes its own cell; barriers separate writes and reads.
         unsafe { Self::cell::<T>(t).write(v) };
         arch::user_barrier();
-        let mut mine = v;
-        let mut d = 1;
-        while d < view.threads {
-            // SAFETY: reads happen between the barriers that bound this round's writes.
-            let before = (t >= d).then(|| unsafe { Self::cell::<T>(t - d).read() });
-            arch::user_barrier();
-            if let Some(b) = before {
-                mine = op(b, mine);
-                // SAFETY: thread `t` alone writes cell `t` in this round.
-                unsafe { Self::cell::<T>(t).write(mine) };
+        if arch::CHEAP_BARRIERS {
+            let mut mine = v;
+            let mut d = 1;
+            while d < n {
+                // SAFETY: reads happen between the barriers that bound this round's writes.
+                let before = (t >= d).then(|| unsafe { Self::cell::<T>(t - d).read() });
+                arch::user_barrier();
+                if let Some(b) = before {
+                    mine = op(b, mine);
+                    // SAFETY: thread `t` alone writes cell `t` in this round.
+                    unsafe { Self::cell::<T>(t).write(mine) };
+                }
+                arch::user_barrier();
+                d *= 2;
             }
+            mine
+        } else {
+            // The same rounds on a copy (see `reduce`); the cells end as the GPU's do, for
+            // `exclusive_scan`, written back by thread `t` for cell `t` only after a barrier.
+            let mut cells = [v; MAX_THREADS];
+            for (i, c) in cells.iter_mut().enumerate().take(n as usize) {
+                // SAFETY: as in `reduce`.
+                *c = unsafe { Self::cell::<T>(i as u32).read() };
+            }
+            let mut d = 1;
+            while d < n {
+                for i in (d..n).rev() {
+                    cells[i as usize] = op(cells[(i - d) as usize], cells[i as usize]);
+                }
+                d *= 2;
+            }
+            let mine = cells[t as usize];
             arch::user_barrier();
-            d *= 2;
+            // SAFETY: every thread read the cells before the barrier; each writes its own.
+            unsafe { Self::cell::<T>(t).write(mine) };
+            arch::user_barrier();
+            mine
         }
-        mine
     }
 
     /// Exclusive scan: thread `t` gets `identity op v_0 op ... op v_(t-1)`; thread 0 gets

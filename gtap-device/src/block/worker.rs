@@ -8,7 +8,7 @@ use crate::join::{self, Done};
 use crate::record::{COMPLETING, NONE};
 use crate::scheduler::{Found, STOP_CHECK_STEPS, Step, Worker};
 use crate::task::TaskFunction;
-use crate::queue;
+use crate::queue::{self, Batch};
 
 use super::{BlockShared, record, task};
 
@@ -20,7 +20,7 @@ pub(crate) const STOP: u32 = NONE - 1;
 /// Thread 0's verdict on a poll of the block's task.
 const FINISHED: u32 = 1;
 /// Every thread returned; children spawned after the last wait still run (the implicit wait).
-const COMPLETING_V: u32 = 2;
+const CHILDREN_LEFT: u32 = 2;
 /// Every thread suspended at the same wait, with children outstanding.
 const SUSPENDED: u32 = 3;
 /// Every thread suspended at the same wait, with no children: poll again at once.
@@ -109,24 +109,16 @@ impl<'w> BlockWorker<'w> {
             arch::fence();
         }
         let polls = arch::clock();
-        let verdict = loop {
-            poll::<R>(task, shared);
-            // Release, by every thread: its frame, its children's records and (thread 0) the
-            // result are visible GPU-wide before the fold publishes or the joins notify.
-            arch::fence();
-            arch::block_barrier();
-            if view.thread == 0 {
-                shared.verdict.store(judge(task, shared, view.threads));
-            }
-            arch::block_barrier();
-            let verdict = shared.verdict.load();
-            if verdict != POLL_AGAIN {
-                break verdict;
-            }
-        };
+        poll::<R>(task, shared);
+        // Release, by every thread: its frame, its children's records and (thread 0) the result
+        // are visible GPU-wide before the fold publishes or the joins notify.
+        arch::fence();
+        arch::block_barrier();
         let ended = arch::clock();
         if let Some(s) = &mut self.scheduler {
-            settle(s, task, verdict == FINISHED);
+            let warp = s.warp();
+            let verdict = warp.leader(|| judge(task, shared, view.threads));
+            settle(s, task, verdict);
             let now = arch::clock();
             s.count(|st| {
                 st.tasks += 1;
@@ -220,8 +212,9 @@ fn poll<R: TaskFunction>(task: u32, shared: &BlockShared) {
     ctx.task = NONE;
 }
 
-/// Thread 0, after the poll's barrier: decides what happens to `task` (the collective-wait
-/// check) and resets the counters for the next poll.
+/// The scheduling warp's leader (thread 0), after the poll's barrier: decides what happens to
+/// `task` (the collective-wait check) and resets the counters for the next poll, which starts
+/// after the next step's barrier.
 fn judge(task: u32, shared: &BlockShared, threads: u32) -> u32 {
     let lane = arch::current_block_lane();
     let region = lane.region();
@@ -244,8 +237,8 @@ fn judge(task: u32, shared: &BlockShared, threads: u32) -> u32 {
         counter.store(0);
     }
     shared.resume.store(crate::record::SPAWN_QUEUE);
-    // SAFETY: the record is the block's; thread 0 alone writes its header between the barriers
-    // around the verdict, and the next poll reads `started` after the second one.
+    // SAFETY: the record is the block's; thread 0 alone writes its header after the poll's
+    // barrier, and the next poll reads `started` after the next step's barrier.
     unsafe { record::set_started(h) };
     if region.control().aborted() {
         return DROPPED;
@@ -263,7 +256,7 @@ fn judge(task: u32, shared: &BlockShared, threads: u32) -> u32 {
             return FINISHED;
         }
         pending(COMPLETING);
-        return COMPLETING_V;
+        return CHILDREN_LEFT;
     }
     if suspended == threads && !mismatch {
         if spawned == 0 {
@@ -293,10 +286,20 @@ static UNKNOWN_WAIT: crate::task::Site = crate::task::Site {
 };
 
 /// Scheduling warp, after the verdict: fold what the step staged (keeping one task for the next
-/// step), free a finished task and notify its parent, restock the pool.
-fn settle(s: &mut Worker<'_, 1>, task: u32, finished: bool) {
+/// step), free a finished task and notify its parent, restock the pool. A task to poll again
+/// (a wait without children) is the next step's task.
+fn settle(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
     let warp = s.warp();
     let region = warp.region();
+    if verdict == POLL_AGAIN {
+        s.batch = Batch {
+            ids: warp.lanes(|lane| if lane == 0 { task } else { NONE }),
+            len: 1,
+            queue: 0,
+        };
+        return;
+    }
+    let finished = verdict == FINISHED;
     let done = warp.lanes(|lane| {
         if lane == 0 && finished {
             // SAFETY: the finished task's header is the block's until it is freed below.
