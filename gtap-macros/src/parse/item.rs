@@ -89,9 +89,20 @@ fn parse_mode(kind: FnKind, attr: TokenStream, diags: &mut Diagnostics) -> Mode 
                 }
             }
         }
-        _ => {
+        (_, parsed) => {
             diags.spanned(&attr, wanted);
-            Mode::Thread
+            // Guess the mode meant, so that the body's macros lower without follow-up errors.
+            let meant_block = match parsed {
+                Ok(meta) => meta.path().is_ident("block"),
+                Err(_) => false,
+            };
+            if meant_block {
+                Mode::Block {
+                    threads: (kind == FnKind::Kernel).then_some(32),
+                }
+            } else {
+                Mode::Thread
+            }
         }
     }
 }
