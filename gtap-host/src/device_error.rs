@@ -25,8 +25,9 @@ pub enum DeviceErrorKind {
     /// The watchdog stopped the launch and this task saw it first (it was waiting in a loop
     /// that checks `gtap::thread::stop_requested`).
     Watchdog,
-    /// Block mode: not every thread of the block reached the same `taskwait!` (`value`: the
-    /// threads that waited there; `limit`: the block's threads; `message`: which case).
+    /// Block mode: not every thread of the block reached the same `taskwait!` (`line`: the
+    /// first wait reached; `value`: the threads that suspended at a wait; `limit`: the block's
+    /// threads; `message`: which case).
     PartialWait,
     /// A code this version does not know.
     Unknown(u32),
@@ -205,7 +206,7 @@ impl fmt::Display for DeviceError {
             ),
             DeviceErrorKind::PartialWait => write!(
                 f,
-                "block-mode wait reached by {} of the block's {} threads{site}: {}; every thread of the block must reach the same `taskwait!` (spawn conditionally, wait unconditionally)",
+                "block-mode wait: {} of the block's {} threads suspended at a wait{site}, and {}; every thread of the block must reach the same `taskwait!` (spawn conditionally, wait unconditionally)",
                 self.value, self.limit, self.message
             ),
             DeviceErrorKind::Unknown(code) => write!(f, "unknown device error code {code}{site}"),

@@ -25,8 +25,9 @@ pub enum ErrorCode {
     /// (`gtap::thread::stop_requested`): it was waiting for something that had not come.
     Watchdog = 8,
     /// Block mode: not every thread of the block reached the same `taskwait!` (some returned,
-    /// or threads reached different waits). `line` is the wait's; `value` = threads that
-    /// waited there, `limit` = the block's threads; `message` says which case.
+    /// or threads reached different waits). `line` is the first wait reached; `value` = the
+    /// threads that suspended at a wait, `limit` = the block's threads; `message` says which
+    /// case.
     PartialWait = 9,
 }
 

@@ -271,7 +271,7 @@ fn judge(task: u32, shared: &BlockShared, threads: u32) -> u32 {
     f.message = Some(if mismatch {
         "the block's threads reached different waits"
     } else {
-        "only part of the block reached this wait (the other threads returned)"
+        "the other threads returned instead of waiting"
     });
     raise(f);
     DROPPED
