@@ -121,10 +121,9 @@ pub fn catalog(o: &Options) -> Vec<Slot> {
         run(format!("tree{tree_h}_thread"), true, move || {
             Box::new(Tree::new(TreeKind::Thread, tree_h, tree_work, tree_work))
         }),
-        Slot::Missing {
-            label: format!("tree{tree_h}_block"),
-            why: "block mode not implemented in gtap",
-        },
+        run(format!("tree{tree_h}_block"), true, move || {
+            Box::new(Tree::new(TreeKind::Block, tree_h, tree_work, tree_work))
+        }),
         run(
             format!("cilksort{}", size_label(cilksort_n)),
             true,
