@@ -725,7 +725,10 @@ mod tests {
             let own = pop_own(region, owner.shared(), 0, &mut rng, WARP_SIZE);
             assert_eq!(own, Some(claim(0, at.wrapping_add(32), 1, 0)));
             assert_eq!(read(region, 0, 0, at.wrapping_add(32)), 64);
-            assert_eq!(pop_own(region, owner.shared(), 0, &mut rng, WARP_SIZE), None);
+            assert_eq!(
+                pop_own(region, owner.shared(), 0, &mut rng, WARP_SIZE),
+                None
+            );
             assert_eq!(try_steal(region, 1, &mut rng, WARP_SIZE, 1), None);
             assert_eq!(pop_own_at(region, owner.shared(), 0, 0, 32), Span::EMPTY);
             assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
@@ -738,7 +741,10 @@ mod tests {
         let warp = Warp::new(launch.region(), 0, None);
         stage_on(&warp, 0, 0..40);
         let _ = fold::<KEEP>(&warp, false);
-        assert_eq!(try_steal(launch.region(), 0, &mut XorShift64::new(3), WARP_SIZE, 1), None);
+        assert_eq!(
+            try_steal(launch.region(), 0, &mut XorShift64::new(3), WARP_SIZE, 1),
+            None
+        );
         assert_eq!(
             launch
                 .region()

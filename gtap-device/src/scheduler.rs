@@ -281,7 +281,6 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
 }
 
 impl<'w> Worker<'w> {
-
     /// Runs steps until the launch stops, backing off while idle, then records statistics.
     /// `R` is the kernel's root task function, dispatched without a call through a pointer.
     pub fn run<R: TaskFunction>(mut self) {

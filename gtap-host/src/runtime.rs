@@ -100,7 +100,10 @@ impl Runtime {
 
     /// A runtime on the CPU executor.
     pub fn cpu(mode: CpuMode, config: &Config) -> Result<Self> {
-        Ok(Self::wrap(Backend::Cpu(Box::new(Cpu::new(mode, config)?)), config))
+        Ok(Self::wrap(
+            Backend::Cpu(Box::new(Cpu::new(mode, config)?)),
+            config,
+        ))
     }
 
     /// The GPU if there is one, the program has device code and no kernel fault poisoned the

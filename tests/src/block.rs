@@ -66,7 +66,10 @@ pub fn helpers(block: &gtap::Block, depth: u32, salt: u32) -> u64 {
     gtap::taskwait!();
     // Every spawning thread got its own child's result: sum them over the block.
     let below = block.sum(children[0]);
-    sum ^ min.rotate_left(8) ^ max.rotate_left(16) ^ from7.rotate_left(24) ^ strided.rotate_left(32)
+    sum ^ min.rotate_left(8)
+        ^ max.rotate_left(16)
+        ^ from7.rotate_left(24)
+        ^ strided.rotate_left(32)
         ^ (all_ok as u64).rotate_left(40)
         ^ below.wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
@@ -93,7 +96,10 @@ pub fn helpers_seq(depth: u32, salt: u32, threads: u32) -> u64 {
     } else {
         0
     };
-    sum ^ min.rotate_left(8) ^ max.rotate_left(16) ^ from7.rotate_left(24) ^ strided.rotate_left(32)
+    sum ^ min.rotate_left(8)
+        ^ max.rotate_left(16)
+        ^ from7.rotate_left(24)
+        ^ strided.rotate_left(32)
         ^ 1u64.rotate_left(40)
         ^ below.wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }

@@ -78,7 +78,8 @@ pub fn tree_work_block(
 ) {
     let (t, threads) = (block.thread_index(), block.size());
     if height == 0 {
-        let v = do_memory_and_compute_strided(input, node as u32, mem_ops, compute_iters, t, threads);
+        let v =
+            do_memory_and_compute_strided(input, node as u32, mem_ops, compute_iters, t, threads);
         if t == 0 {
             store(out, node, v);
         }
@@ -87,8 +88,22 @@ pub fn tree_work_block(
     if t == 0 {
         let l = node * 2 + 1;
         let r = node * 2 + 2;
-        gtap::task!(tree_work_block(l, height - 1, mem_ops, compute_iters, input, out));
-        gtap::task!(tree_work_block(r, height - 1, mem_ops, compute_iters, input, out));
+        gtap::task!(tree_work_block(
+            l,
+            height - 1,
+            mem_ops,
+            compute_iters,
+            input,
+            out
+        ));
+        gtap::task!(tree_work_block(
+            r,
+            height - 1,
+            mem_ops,
+            compute_iters,
+            input,
+            out
+        ));
     }
     gtap::taskwait!();
     let own = do_memory_and_compute_strided(input, node as u32, mem_ops, compute_iters, t, threads);
@@ -106,7 +121,14 @@ pub fn tree_block_kernel(
     input: Slice<f64>,
     out: SliceMut<f64>,
 ) {
-    gtap::entry!(tree_work_block(0, height, mem_ops, compute_iters, input, out));
+    gtap::entry!(tree_work_block(
+        0,
+        height,
+        mem_ops,
+        compute_iters,
+        input,
+        out
+    ));
 }
 
 /// `tree_queue_3.cu`'s clause `queue(hash32(node) % 3)` with 3 queues, queue 0 otherwise.

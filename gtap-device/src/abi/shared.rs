@@ -129,7 +129,10 @@ mod tests {
             );
             assert_eq!(exchange_area_offset(threads) % 16, 0);
             assert_eq!(user_area_offset(threads) % 16, 0);
-            assert!(block_mode_shared_bytes(threads) <= 227 * 1024, "{threads} threads");
+            assert!(
+                block_mode_shared_bytes(threads) <= 227 * 1024,
+                "{threads} threads"
+            );
         }
     }
 

@@ -23,7 +23,7 @@
 //! * Block mode ([`crate::block`]): [`BlockView`] (the block's shared state, exchange cells and
 //!   lent shared memory, and the thread's index), [`block_barrier`] (the scheduler's),
 //!   [`user_barrier`] (the helpers'), [`current_block_lane`]. On the GPU they are shared memory
-//!   and `bar.sync`; in the CPU executor a simulated block of OS threads whose barriers pass a
+//!   and `barrier.sync`; in the CPU executor a simulated block of OS threads whose barriers pass a
 //!   baton ([`crate::cpu`]).
 
 #[cfg(target_arch = "nvptx64")]

@@ -419,7 +419,9 @@ pub fn init_block_mode() {
     if tid() == 0 {
         // SAFETY: thread 0 alone writes the block's state before the barrier below; the host
         // sized the area for block mode (`abi::block_mode_shared_bytes`).
-        unsafe { (smem().add(block_area_offset(ntid())) as *mut BlockShared).write(BlockShared::new()) };
+        unsafe {
+            (smem().add(block_area_offset(ntid())) as *mut BlockShared).write(BlockShared::new())
+        };
     }
     block_barrier();
 }
@@ -443,20 +445,22 @@ pub fn block_view() -> BlockView {
 /// Barriers cost a few cycles: the block helpers combine values in rounds between barriers.
 pub const CHEAP_BARRIERS: bool = true;
 
-/// The block scheduler's barrier (`bar.sync 0`).
+/// The block scheduler's barrier (`barrier.sync 0`). Not `.aligned` (`bar.sync` is): the warps
+/// reach it from different code (the scheduling warp from its fold, the others straight from
+/// their polls), and a task's threads from wherever their control flow took them.
 #[inline(always)]
 pub fn block_barrier() {
     // SAFETY: every thread of the block reaches the scheduler's barriers in step.
-    unsafe { asm!("bar.sync 0;") };
+    unsafe { asm!("barrier.sync 0;") };
 }
 
-/// The barrier of `gtap::Block::sync` and the helpers (`bar.sync 1`): a barrier of its own, so
-/// that a helper reached by part of the block can never pair with the scheduler's barrier.
+/// The barrier of `gtap::Block::sync` and the helpers (`barrier.sync 1`): a barrier of its own,
+/// so that a helper reached by part of the block can never pair with the scheduler's barrier.
 #[inline(always)]
 pub fn user_barrier() {
     // SAFETY: a barrier; threads that never arrive make the others wait (documented: the
     // helpers are collective).
-    unsafe { asm!("bar.sync 1;") };
+    unsafe { asm!("barrier.sync 1;") };
 }
 
 /// The calling thread as a block-mode lane: its own context, the block's scheduling state (that

@@ -39,7 +39,11 @@ pub(crate) const fn layout<A, F>() -> Option<(usize, usize)> {
     }
     Some((
         align16(ARGS_OFFSET + core::mem::size_of::<A>()),
-        align16(if core::mem::size_of::<F>() == 0 { 1 } else { core::mem::size_of::<F>() }),
+        align16(if core::mem::size_of::<F>() == 0 {
+            1
+        } else {
+            core::mem::size_of::<F>()
+        }),
     ))
 }
 

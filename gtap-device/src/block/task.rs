@@ -64,7 +64,8 @@ pub fn spawn_block<T: BlockTask>(
                 region.slots_per_warp as u64,
             );
             f.task = Some(T::INFO.name);
-            f.message = Some("block mode: no task slot was free, and a block-mode child cannot run inline");
+            f.message =
+                Some("block mode: no task slot was free, and a block-mode child cannot run inline");
             raise(f);
         }
         // SAFETY: the calling thread owns its context.

@@ -84,7 +84,12 @@ impl Block {
     /// aligned: checked at compile time).
     #[inline(always)]
     fn cell<T: Copy>(t: u32) -> *mut T {
-        const { assert!(core::mem::size_of::<T>() <= EXCHANGE_BYTES && core::mem::align_of::<T>() <= 16, "a block helper moves values of at most 32 bytes, aligned to at most 16") };
+        const {
+            assert!(
+                core::mem::size_of::<T>() <= EXCHANGE_BYTES && core::mem::align_of::<T>() <= 16,
+                "a block helper moves values of at most 32 bytes, aligned to at most 16"
+            )
+        };
         (arch::block_view().exchange as *mut Cell).wrapping_add(t as usize) as *mut T
     }
 

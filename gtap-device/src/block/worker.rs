@@ -5,10 +5,10 @@ use crate::abi::{ErrorCode, WarpState};
 use crate::arch::{self, Warp};
 use crate::error::{Failure, raise};
 use crate::join::{self, Done};
+use crate::queue::{self, Batch};
 use crate::record::{COMPLETING, NONE};
 use crate::scheduler::{Found, STOP_CHECK_STEPS, Step, Worker};
 use crate::task::TaskFunction;
-use crate::queue::{self, Batch};
 
 use super::{BlockShared, record, task};
 
@@ -248,7 +248,8 @@ fn judge(task: u32, shared: &BlockShared, threads: u32) -> u32 {
         // `pending` before the fold (see `crate::join`).
         unsafe {
             (*h).resume = resume;
-            (*h).pending.store(spawned, core::sync::atomic::Ordering::Relaxed);
+            (*h).pending
+                .store(spawned, core::sync::atomic::Ordering::Relaxed);
         }
     };
     if returned == threads {
@@ -267,7 +268,12 @@ fn judge(task: u32, shared: &BlockShared, threads: u32) -> u32 {
     }
     // Not every thread reached the same wait: a device error, never a hang.
     let site = wait.unwrap_or(&UNKNOWN_WAIT);
-    let mut f = Failure::at(ErrorCode::PartialWait, site, suspended as u64, threads as u64);
+    let mut f = Failure::at(
+        ErrorCode::PartialWait,
+        site,
+        suspended as u64,
+        threads as u64,
+    );
     f.message = Some(if mismatch {
         "the block's threads reached different waits"
     } else {

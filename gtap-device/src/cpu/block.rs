@@ -41,7 +41,9 @@ impl SimBlock {
         Self {
             warp: Warp::new(region, block * region.warps_per_block, seed),
             shared: BlockShared::new(),
-            lanes: (0..threads).map(|_| UnsafeCell::new(LaneCtx::IDLE)).collect(),
+            lanes: (0..threads)
+                .map(|_| UnsafeCell::new(LaneCtx::IDLE))
+                .collect(),
             scratch: (0..threads)
                 .map(|_| UnsafeCell::new([0; SCRATCH_WORDS]))
                 .collect(),

@@ -225,9 +225,7 @@ impl Gpu {
             // opt in before it launches.
             if shared_for(block) > 48 * 1024 && !Module::allow_shared(k, shared_for(block)) {
                 return Err(Error::driver("allowing the kernels their shared memory")(
-                    cudarc::driver::DriverError(
-                        sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE,
-                    ),
+                    cudarc::driver::DriverError(sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE),
                 ));
             }
             let fit = per_sm(k, block);

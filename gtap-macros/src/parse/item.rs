@@ -59,8 +59,12 @@ fn parse_mode(kind: FnKind, attr: TokenStream, diags: &mut Diagnostics) -> Mode 
         return Mode::Thread;
     }
     let wanted = match kind {
-        FnKind::Task => "`#[gtap::function]` takes no argument, or `block` (`#[gtap::function(block)]`) for a block-mode task function",
-        FnKind::Kernel => "`#[gtap::kernel]` takes no argument, or `block = N` (`#[gtap::kernel(block = 256)]`) for a block-mode kernel of N threads per block",
+        FnKind::Task => {
+            "`#[gtap::function]` takes no argument, or `block` (`#[gtap::function(block)]`) for a block-mode task function"
+        }
+        FnKind::Kernel => {
+            "`#[gtap::kernel]` takes no argument, or `block = N` (`#[gtap::kernel(block = 256)]`) for a block-mode kernel of N threads per block"
+        }
     };
     let parsed = syn::parse2::<syn::Meta>(attr.clone());
     match (kind, parsed) {

@@ -197,7 +197,11 @@ impl Walker<'_, '_> {
             }
             self.visit_expr_mut(q);
         }
-        Some(lower::wait(&self.site(mac), queue.as_ref(), self.body.block_mode))
+        Some(lower::wait(
+            &self.site(mac),
+            queue.as_ref(),
+            self.body.block_mode,
+        ))
     }
 
     /// A wait was written: the children spawned so far are joined.
@@ -241,7 +245,12 @@ impl Walker<'_, '_> {
         for arg in &mut entry.call.args {
             self.visit_expr_mut(arg);
         }
-        Some(lower::entry(&self.site(mac), self.body.launch, &entry, self.body.block_mode))
+        Some(lower::entry(
+            &self.site(mac),
+            self.body.launch,
+            &entry,
+            self.body.block_mode,
+        ))
     }
 
     /// Another macro's arguments: only the variables it mentions matter (rule 5).
