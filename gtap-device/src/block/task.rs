@@ -72,12 +72,26 @@ pub fn spawn_block<T: BlockTask>(
         unsafe { lane.ctx() }.flags |= FAILED;
         return;
     };
+    start_child::<T>(&lane, id, q, dst, args);
+}
+
+/// Writes the record of `T(args)` into slot `id`, just allocated to the calling thread and
+/// large enough for it, and stages it on queue `q`.
+#[inline(always)]
+fn start_child<T: BlockTask>(
+    lane: &crate::lane::LaneView,
+    id: u32,
+    q: u32,
+    dst: *mut T::Output,
+    args: T::Args,
+) {
     // SAFETY: the calling thread owns its context.
     let ctx = unsafe { lane.ctx() };
-    // SAFETY: `id` was just allocated to this thread and the record fits the slot (above).
-    unsafe { record::write::<T>(region.header(id), args, dst, ctx.task, q) };
+    // SAFETY: `id` was just allocated to this thread and the record fits the slot (checked by
+    // `spawn_block`).
+    unsafe { record::write::<T>(lane.region().header(id), args, dst, ctx.task, q) };
     ctx.spawned += 1;
-    queue::stage(&lane, id, q);
+    queue::stage(lane, id, q);
 }
 
 /// First half of `taskwait!` in a block-mode task function: records which wait this thread
