@@ -122,10 +122,12 @@ pub fn prepare_wait_block(site: &'static Site, queue: Option<i128>) {
     let addr = site as *const Site as usize as u64;
     // Sites are aligned to their pointer fields, so bit 0 is free to mark "a wait was seen".
     let key = addr as u32 | 1;
+    // Threads run this concurrently: read-modify-writes only (as the pool's hints; see
+    // `LocalU32::load_rmw`), except the high half, which only the first thread stores.
     if shared.wait_lo.compare_exchange(0, key) {
         shared.wait_hi.store((addr >> 32) as u32);
-    } else if shared.wait_lo.load() != key {
-        shared.mismatch.store(1);
+    } else if shared.wait_lo.load_rmw() != key {
+        shared.mismatch.store_rmw(1);
     }
 }
 

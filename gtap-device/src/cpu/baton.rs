@@ -146,3 +146,86 @@ fn wake(st: &State, m: usize) {
         t.unpark();
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::vec::Vec;
+
+    use super::*;
+
+    /// Runs `blocks × threads` members, each doing `rounds` of (work, barrier); `work` gets
+    /// (member, round). Returns when all have finished.
+    fn run(
+        blocks: usize,
+        threads: usize,
+        seed: Option<u64>,
+        rounds: u32,
+        work: &(dyn Fn(usize, u32) + Sync),
+    ) {
+        let baton = Baton::new(blocks, threads, seed);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..blocks * threads)
+                .map(|m| {
+                    let baton = &baton;
+                    s.spawn(move || {
+                        baton.register(m);
+                        baton.wait_turn(m);
+                        for r in 0..rounds {
+                            work(m, r);
+                            baton.barrier(m);
+                        }
+                        baton.finish(m);
+                    })
+                })
+                .collect();
+            baton.start();
+            for h in handles {
+                h.join().expect("member thread");
+            }
+        });
+    }
+
+    #[test]
+    fn one_member_runs_at_a_time_and_a_barrier_waits_for_the_whole_block() {
+        for seed in [None, Some(3)] {
+            let running = AtomicU32::new(0);
+            // Per block: members that finished each round's work.
+            let done: Vec<AtomicU32> = (0..2).map(|_| AtomicU32::new(0)).collect();
+            let threads = 5;
+            run(2, threads, seed, 4, &|m, r| {
+                assert_eq!(
+                    running.fetch_add(1, Ordering::Relaxed),
+                    0,
+                    "two members ran at once"
+                );
+                let block = m / threads;
+                // Past a barrier, every member of the block finished the rounds before.
+                let before = done[block].load(Ordering::Relaxed);
+                assert!(
+                    before >= r * threads as u32,
+                    "member {m} in round {r} saw {before}"
+                );
+                done[block].fetch_add(1, Ordering::Relaxed);
+                running.fetch_sub(1, Ordering::Relaxed);
+            });
+            for d in &done {
+                assert_eq!(d.load(Ordering::Relaxed), 4 * threads as u32);
+            }
+        }
+    }
+
+    #[test]
+    fn a_seeded_baton_hands_on_in_a_reproducible_order() {
+        let order = |seed| {
+            let log = std::sync::Mutex::new(Vec::new());
+            run(2, 3, Some(seed), 3, &|m, _| log.lock().unwrap().push(m));
+            log.into_inner().unwrap()
+        };
+        assert_eq!(order(7), order(7));
+        assert!(
+            (8..16).any(|s| order(s) != order(7)),
+            "every seed gave one order"
+        );
+    }
+}
