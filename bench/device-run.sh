@@ -12,6 +12,7 @@
 #   fib-sweep   EPAQ fib(40), cutoffs 2..18, 1 and 3 queues, gtap and GTaP         (~3 min)
 #   tree-sweep  binary tree heights 10..21, gtap and GTaP                          (~1 min)
 #   scaling     gtap fib(35) over grid sizes                                       (<1 min)
+#   block       block mode beside thread mode (binary tree, BFS, SpMV), gtap and GTaP (BLOCK_LABELS)
 #   hot         the labels of the thread-mode hot-path work (issue 12): its targets (fib, EPAQ
 #               fib, N-Queens, the trees, cilksort) and the B-ary and EPAQ trees (HOT_LABELS);
 #               with GTAP_BENCH_ARGS=--no-cpu a few minutes
@@ -70,9 +71,12 @@ MAIN2_LABELS=(bfs_rmat22_thread bfs_rmat22_block nqueens16_cutoff7_q2 nqueens16_
 HOT_LABELS=(fib40 fib40_cutoff14_q3 fib40_cutoff14_q1 nqueens16 tree22_thread cilksort1e8
     probtree34_thread tree20_epaq_q3 tree20_epaq_q1)
 HOT_GTAP_ONLY=(nqueens16_join)
+BLOCK_LABELS=(tree22_block tree22_thread bfs_rmat22_block bfs_rmat22_thread spmv1m_block
+    spmv1m_thread)
+BLOCK_GTAP_ONLY=(bfs_grid1024_block bfs_grid1024_thread)
 # gtap-only rows (no GTaP counterpart) of each half.
 MAIN1_GTAP_ONLY=(nqueens16_join)
-MAIN2_GTAP_ONLY=(bfs_grid1024_thread)
+MAIN2_GTAP_ONLY=(bfs_grid1024_thread bfs_grid1024_block)
 FIB_CUTOFFS=2,3,4,5,6,7,8,9,10,11,12,13,15,16,17,18
 TREE_DEPTHS=(${GTAP_TREE_DEPTHS:-10 11 12 13 14 15 16 17 18 19 20 21})
 
@@ -109,6 +113,10 @@ for part in "${parts[@]}"; do
         main2)
             timed "GTaP main2" baseline "$base/run.sh" "${MAIN2_LABELS[@]}"
             only+=("${MAIN2_LABELS[@]}" "${MAIN2_GTAP_ONLY[@]}")
+            ;;
+        block)
+            timed "GTaP block" baseline "$base/run.sh" "${BLOCK_LABELS[@]}"
+            only+=("${BLOCK_LABELS[@]}" "${BLOCK_GTAP_ONLY[@]}")
             ;;
         hot)
             timed "GTaP hot" baseline "$base/run.sh" "${HOT_LABELS[@]}"

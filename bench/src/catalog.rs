@@ -121,10 +121,9 @@ pub fn catalog(o: &Options) -> Vec<Slot> {
         run(format!("tree{tree_h}_thread"), true, move || {
             Box::new(Tree::new(TreeKind::Thread, tree_h, tree_work, tree_work))
         }),
-        Slot::Missing {
-            label: format!("tree{tree_h}_block"),
-            why: "block mode not implemented in gtap",
-        },
+        run(format!("tree{tree_h}_block"), true, move || {
+            Box::new(Tree::new(TreeKind::Block, tree_h, tree_work, tree_work))
+        }),
         run(
             format!("cilksort{}", size_label(cilksort_n)),
             true,
@@ -145,14 +144,19 @@ pub fn catalog(o: &Options) -> Vec<Slot> {
         run(format!("bfs_rmat{bfs_scale}_thread"), true, move || {
             Box::new(Bfs::rmat(bfs_scale, 16))
         }),
-        Slot::Missing {
-            label: format!("bfs_rmat{bfs_scale}_block"),
-            why: "block mode not implemented in gtap",
-        },
+        run(format!("bfs_rmat{bfs_scale}_block"), true, move || {
+            Box::new(Bfs::rmat_block(bfs_scale, 16))
+        }),
         gtap_only(
             "a 2D grid graph, a second BFS input of gtap's; GTaP's evaluation has none",
             run(format!("bfs_grid{bfs_side}_thread"), true, move || {
                 Box::new(Bfs::grid(bfs_side))
+            }),
+        ),
+        gtap_only(
+            "a 2D grid graph, a second BFS input of gtap's; GTaP's evaluation has none",
+            run(format!("bfs_grid{bfs_side}_block"), true, move || {
+                Box::new(Bfs::grid_block(bfs_side))
             }),
         ),
         run(
@@ -193,10 +197,9 @@ pub fn catalog(o: &Options) -> Vec<Slot> {
     slots.push(run(format!("{spmv_label}_thread"), true, move || {
         Box::new(Spmv::new(spmv_rows, spmv_nnz))
     }));
-    slots.push(Slot::Missing {
-        label: format!("{spmv_label}_block"),
-        why: "block mode not implemented in gtap",
-    });
+    slots.push(run(format!("{spmv_label}_block"), true, move || {
+        Box::new(Spmv::block(spmv_rows, spmv_nnz))
+    }));
     for &k in o.fib_cutoffs.iter().filter(|&&k| k != 14) {
         for queues in [3, 1] {
             slots.push(run(
@@ -236,12 +239,13 @@ pub fn gtap_geometry(label: &str) -> Option<(u32, u32)> {
         ("fib", s) if s.starts_with("_cutoff") => Some((4000, 32)),
         ("nqueens", "") => Some((2000, 32)),
         ("nqueens", s) if s.starts_with("_cutoff") => Some((2000, 32)),
-        ("tree", "_thread") | ("probtree", "_thread") => Some((1000, 64)),
+        ("tree", "_thread") | ("tree", "_block") | ("probtree", "_thread") => Some((1000, 64)),
         ("tree", s) if s.starts_with("_epaq") => Some((2000, 32)),
         ("cilksort", "") => Some((2000, 32)),
         ("cilksort", s) if s.starts_with("_cutoff") => Some((4000, 32)),
         ("mergesort", "") => Some((1000, 32)),
-        ("bfs_rmat", "_thread") => Some((4000, 32)),
+        ("bfs_rmat", "_thread") | ("bfs_rmat", "_block") => Some((4000, 32)),
+        ("spmv", "_block") => Some((4000, 128)),
         ("spmv", _) => Some((3000, 64)),
         _ => None,
     }

@@ -3,6 +3,8 @@
 //!
 //! * [`fib`]: Fibonacci without and with a sequential cutoff (divergence-aware queues);
 //! * [`integrate`]: adaptive numerical integration of a sharply peaked function;
+//! * [`integrate_block`]: the same in block mode, a thread block per task summing trapezoids
+//!   cooperatively;
 //! * [`nqueens`]: N-Queens with a sequential cutoff;
 //! * [`tree`]: a complete binary tree with work per node, and a sum over a random-shape tree.
 //!
@@ -17,6 +19,7 @@ extern crate std;
 
 pub mod fib;
 pub mod integrate;
+pub mod integrate_block;
 pub mod nqueens;
 pub mod tree;
 

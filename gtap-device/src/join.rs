@@ -278,7 +278,7 @@ mod tests {
         }
         complete(&runner, done);
         assert_eq!(launch.error(), None);
-        let batch = queue::fold(&runner, false);
+        let batch = queue::fold::<{ queue::KEEP }>(&runner, false);
         assert_eq!(batch.len, 32, "the kept batch");
         assert_eq!(
             region.queue_meta(RUNNER, 1).count.load(Ordering::Relaxed),
@@ -286,7 +286,7 @@ mod tests {
         );
         let mut resumed: Vec<u32> = (0..16).map(|k| queue::read(region, RUNNER, 1, k)).collect();
         loop {
-            let n = queue::take_overflow(region, runner.shared()) as usize;
+            let n = queue::take_overflow(region, runner.shared(), queue::KEEP) as usize;
             if n == 0 {
                 break;
             }

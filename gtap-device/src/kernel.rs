@@ -7,7 +7,7 @@
 
 use crate::abi::LaunchParams;
 use crate::slice::{Slice, SliceMut};
-use crate::task::{Site, TaskFunction};
+use crate::task::{BlockTask, Site, TaskFunction, ThreadTask};
 
 /// A value that may be passed to a kernel: plain data with the same layout on host and device.
 ///
@@ -82,9 +82,46 @@ pub trait Kernel: 'static {
     type Args: KernelArgs;
     /// What the kernel returns to the host.
     type Output: Copy + 'static;
+    /// Threads per block of a block-mode kernel (`#[gtap::kernel(block = N)]`), which the host
+    /// checks against the runtime's block size at launch; 0 for a thread-mode kernel.
+    const BLOCK_SIZE: u32 = 0;
     /// Runs the kernel body on the host (the CPU executor calls this).
     #[cfg(not(target_arch = "nvptx64"))]
     fn run_cpu(launch: &LaunchParams, args: Self::Args) -> Self::Output;
+}
+
+/// `entry!` in a thread-mode kernel: [`entry`], for thread-mode task functions only.
+#[inline(always)]
+pub fn entry_thread<T: ThreadTask>(
+    launch: &LaunchParams,
+    site: &'static Site,
+    args: T::Args,
+) -> T::Output
+where
+    T::Output: Copy,
+{
+    entry::<T>(launch, site, args)
+}
+
+/// `entry!` in a block-mode kernel: runs the task graph rooted at the block-mode task `T(args)`
+/// to completion, one task per block, and returns thread 0's result of the root.
+#[inline(always)]
+pub fn entry_block<T: BlockTask>(
+    launch: &LaunchParams,
+    site: &'static Site,
+    args: T::Args,
+) -> T::Output
+where
+    T::Output: Copy,
+{
+    #[cfg(target_arch = "nvptx64")]
+    {
+        gpu::entry_block::<T>(launch, site, args)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        crate::cpu::block::entry::<T>(launch, site, args)
+    }
 }
 
 /// `entry!`: runs the task graph rooted at `T(args)` to completion and returns the root's
@@ -135,6 +172,34 @@ mod gpu {
         worker.run::<T>();
         if warp.region().control().aborted() {
             // No result: the host reports the recorded error instead.
+            arch::exit_thread();
+        }
+        // Acquire: the root's result was written before the stop word was set to finished.
+        arch::fence();
+        // SAFETY: the root finished, so the result area holds its `T::Output`.
+        unsafe { (region.root_result as *const T::Output).read() }
+    }
+
+    #[inline(always)]
+    pub(super) fn entry_block<T: crate::task::BlockTask>(
+        launch: &LaunchParams,
+        site: &'static Site,
+        args: T::Args,
+    ) -> T::Output
+    where
+        T::Output: Copy,
+    {
+        let region = Region::new(launch);
+        arch::init_block(&region);
+        arch::init_block_mode();
+        let warp = Warp::current();
+        let schedules = arch::thread_index() < arch::WARP_SIZE;
+        let mut worker = crate::block::worker::BlockWorker::new(schedules.then_some(&warp));
+        if arch::block_index() == 0 {
+            worker.start_root(|w| crate::block::task::create_root::<T>(w, site, args));
+        }
+        worker.run::<T>();
+        if warp.region().control().aborted() {
             arch::exit_thread();
         }
         // Acquire: the root's result was written before the stop word was set to finished.

@@ -1,5 +1,5 @@
 //! The gtap task runtime: a persistent, work-stealing scheduler for fork-join task graphs, one
-//! task per GPU thread (thread mode).
+//! task per GPU thread (thread mode) or one task per thread block (block mode, [`block`]).
 //!
 //! This crate is `no_std` and compiles for `nvptx64-nvidia-cuda` (the GPU) and for the host,
 //! where [`cpu`] runs the very same scheduler on OS threads or in a seeded deterministic
@@ -21,6 +21,7 @@
 //! | [`join`] | join counters and continuations |
 //! | [`scheduler`] | the worker loop (a worker is a warp in thread mode) tying them together, termination |
 //! | [`trace`] | the opt-in event trace: task runs, steals and idle spans per warp, for profiles |
+//! | [`block`] | block mode: block records, the block worker, collective waits, the `Block` helpers |
 //! | [`error`] | device failures reported to the host |
 //! | [`region`] | the device's view of one launch: typed pointers into the region |
 //! | [`abi`] | the host-device contract: layout, launch parameters, shared-memory map, error report, statistics, limits |
@@ -61,6 +62,7 @@ mod arch;
 #[cfg(not(target_arch = "nvptx64"))]
 mod at_once;
 mod atomic;
+mod block;
 mod device_code;
 mod error;
 mod join;
@@ -81,6 +83,7 @@ mod testing;
 mod trace;
 
 pub use atomic::AtomicElement;
+pub use block::{Block, SharedMem, SharedWord};
 pub use device_code::{Cubin, DeviceCode, KernelModule};
 pub use kernel::{Kernel, KernelArg, KernelArgs};
 pub use lane::SCRATCH_WORDS;
@@ -92,11 +95,22 @@ pub use task::{TaskFunction, TaskInfo};
 pub mod __private {
     pub use crate::__ptx_kernel as ptx_kernel;
     pub use crate::abi::LaunchParams;
-    pub use crate::kernel::{Kernel, KernelArg, KernelArgs, entry, write_result};
-    pub use crate::task::{
-        DirectCall, QueueIndex, Site, Suspend, TaskFunction, TaskInfo, prepare_wait, queue_index,
-        record_bytes_of, record_bytes_u32, spawn,
+    pub use crate::block::record::record_size_u32 as block_record_size_u32;
+    pub use crate::block::task::{prepare_wait_block, spawn_block};
+    pub use crate::kernel::{
+        Kernel, KernelArg, KernelArgs, entry, entry_block, entry_thread, write_result,
     };
+    pub use crate::task::{
+        BlockTask, DirectCall, QueueIndex, Site, Suspend, TaskFunction, TaskInfo, ThreadTask,
+        prepare_wait, queue_index, record_bytes_of, record_bytes_u32, spawn, spawn_thread,
+    };
+
+    /// The `&Block` a block-mode body receives (`#[gtap::function(block)]` binds its first
+    /// parameter to it).
+    #[inline(always)]
+    pub const fn block_token() -> &'static crate::block::Block {
+        &crate::block::Block::TOKEN
+    }
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::task::{HostRecord, TASK_RECORDS};
     pub use core;

@@ -135,13 +135,14 @@ fn place(region: &Region, shared: &WarpShared, me: u32, q: u32, pos: u32, task: 
     }
 }
 
-/// Leader, when the warp has no batch: takes up to 32 ids off the warp's overflow list into
-/// `keep[0]` (free between steps) and returns how many. The lanes read them after a barrier.
+/// Leader, when the warp has no batch: takes up to `max` (at most [`KEEP`]) ids off the warp's
+/// overflow list into `keep[0]` (free between steps) and returns how many. The lanes read them
+/// after a barrier.
 #[inline]
-pub(crate) fn take_overflow(region: &Region, shared: &WarpShared) -> u32 {
+pub(crate) fn take_overflow(region: &Region, shared: &WarpShared, max: u32) -> u32 {
     let mut id = shared.overflow.load();
     let mut n = 0;
-    while id != NONE && n < KEEP {
+    while id != NONE && n < max {
         shared.keep[0][n as usize].store(id);
         // SAFETY: a listed task is runnable and unpublished: only this warp touches it, and the
         // lane that pushed it wrote the link before a warp barrier that precedes this read.
@@ -241,20 +242,22 @@ impl Broadcast for Claim {
     }
 }
 
-/// Leader: claims up to 32 ids from the calling warp's own fullest queue, newest first.
+/// Leader: claims up to `max` ids (32 for a warp, 1 for a block) from the calling worker's own
+/// fullest queue, newest first.
 #[inline]
 pub(crate) fn pop_own(
     region: &Region,
     shared: &WarpShared,
     me: u32,
     rng: &mut XorShift64,
+    max: u32,
 ) -> Option<Claim> {
     loop {
         let (q, c) = pick(region, me, rng);
         if c == 0 {
             return None;
         }
-        if let Some(span) = claim_newest(region, shared, me, q, c, WARP_SIZE) {
+        if let Some(span) = claim_newest(region, shared, me, q, c, max) {
             return Some(Claim {
                 queue: q,
                 span,
@@ -316,17 +319,28 @@ pub(crate) fn pop_own_at(region: &Region, shared: &WarpShared, me: u32, q: u32, 
     }
 }
 
-/// Leader: tries a few random victims and claims up to 32 of the oldest ids of the victim's
+/// Leader: tries a few random victims and claims up to `max` of the oldest ids of the victim's
 /// fullest queue. On success the victim queue stays locked until [`end_steal`].
+///
+/// Workers are every `stride`-th warp: every warp in thread mode (`stride` 1, a constant the
+/// division folds away), the first warp of each block in block mode (see [`crate::block`]).
 #[inline]
-pub(crate) fn try_steal(region: &Region, me: u32, rng: &mut XorShift64) -> Option<Claim> {
-    if region.warps < 2 {
+pub(crate) fn try_steal(
+    region: &Region,
+    me: u32,
+    rng: &mut XorShift64,
+    max: u32,
+    stride: u32,
+) -> Option<Claim> {
+    let workers = region.warps / stride;
+    if workers < 2 {
         return None;
     }
+    let mine = me / stride;
     for _ in 0..STEAL_TRIES {
-        // A random index below warps - 1 by multiply-shift (no division).
-        let v = ((rng.next_u64() as u32 as u64 * (region.warps as u64 - 1)) >> 32) as u32;
-        let victim = if v >= me { v + 1 } else { v };
+        // A random index below workers - 1 by multiply-shift (no division).
+        let v = ((rng.next_u64() as u32 as u64 * (workers as u64 - 1)) >> 32) as u32;
+        let victim = (if v >= mine { v + 1 } else { v }) * stride;
         let (q, c) = pick(region, victim, rng);
         if c == 0 {
             continue;
@@ -341,7 +355,7 @@ pub(crate) fn try_steal(region: &Region, me: u32, rng: &mut XorShift64) -> Optio
                 meta.lock.store(0, Ordering::Release);
                 break;
             }
-            let n = c.min(WARP_SIZE);
+            let n = c.min(max);
             if meta
                 .count
                 .compare_exchange(c, c - n, Ordering::AcqRel)
@@ -382,10 +396,12 @@ pub(crate) struct Batch {
 }
 
 /// Warp, after a barrier: ends the staging of a step (see the module docs). The queue that
-/// received the most ids keeps its first [`KEEP`] as the next batch; every other staged id is
-/// written to the rings and published. `release` asks for the release fence even when nothing
-/// is published (finished tasks are about to notify their parents).
-pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
+/// received the most ids keeps its first `KEPT` as the next batch ([`KEEP`] for a warp, 1 for
+/// a block); every other staged id is written to the rings and published. `release` asks for
+/// the release fence even when nothing is published (finished tasks are about to notify their
+/// parents).
+pub(crate) fn fold<const KEPT: u32>(warp: &Warp, release: bool) -> Batch {
+    const { assert!(KEPT >= 1 && KEPT <= KEEP) };
     let region = warp.region();
     let shared = warp.shared();
     let me = warp.id();
@@ -398,17 +414,20 @@ pub(crate) fn fold(warp: &Warp, release: bool) -> Batch {
             (best, best_n) = (q, s);
         }
     }
-    let keep = best_n.min(KEEP);
+    let keep = best_n.min(KEPT);
     published -= keep;
     let ids = warp.lanes(|lane| {
         for q in 0..region.num_queues {
             let s = shared.staged[q as usize].load();
-            if q == best || lane >= s.min(KEEP) {
+            // The batch's own ids stay in `keep`; with `KEPT < KEEP` the kept ids past it are
+            // placed behind the queue's other staged ids. (Constant-folded for a warp.)
+            let first = if KEPT < KEEP && q == best { keep } else { 0 };
+            if (KEPT == KEEP && q == best) || lane < first || lane >= s.min(KEEP) {
                 continue;
             }
             let pos = shared.tails[q as usize]
                 .load()
-                .wrapping_add(s.saturating_sub(KEEP) + lane);
+                .wrapping_add(s.saturating_sub(KEEP) + lane - first);
             let task = shared.keep[q as usize][lane as usize].load();
             place(region, shared, me, q, pos, task);
         }
@@ -517,7 +536,7 @@ mod tests {
             stage_on(&warp, 0, 100..140);
             // Before the fold nothing is published: staged ids are invisible to thieves.
             assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
-            let batch = fold(&warp, false);
+            let batch = fold::<KEEP>(&warp, false);
             assert_eq!((batch.len, batch.queue), (KEEP, 0));
             let kept: Vec<u32> = batch.ids.to_vec();
             assert_eq!(kept, (100..132).collect::<Vec<_>>(), "start {at}");
@@ -539,7 +558,7 @@ mod tests {
         let warp = Warp::new(region, 0, None);
         stage_on(&warp, 0, 10..13);
         stage_on(&warp, 1, 20..25);
-        let batch = fold(&warp, false);
+        let batch = fold::<KEEP>(&warp, false);
         assert_eq!((batch.len, batch.queue), (5, 1));
         assert_eq!(batch.ids[..5], [20, 21, 22, 23, 24]);
         assert!(batch.ids[5..].iter().all(|&id| id == NONE));
@@ -559,7 +578,7 @@ mod tests {
         let warp = Warp::new(region, 0, None);
         stage_on(&warp, 0, 0..40);
         stage_on(&warp, 1, 1000..1035);
-        let batch = fold(&warp, false);
+        let batch = fold::<KEEP>(&warp, false);
         assert_eq!((batch.len, batch.queue), (32, 0));
         assert_eq!(region.queue_meta(0, 1).count.load(Ordering::Relaxed), 35);
         let mut expected: Vec<u32> = (1032..1035).collect();
@@ -571,7 +590,7 @@ mod tests {
     fn an_empty_fold_hands_out_nothing() {
         let launch = Launch::leak(geometry(1, 64, 2));
         let warp = Warp::new(launch.region(), 0, None);
-        let batch = fold(&warp, true);
+        let batch = fold::<KEEP>(&warp, true);
         assert_eq!(batch.len, 0);
         assert!(batch.ids.iter().all(|&id| id == NONE));
     }
@@ -588,7 +607,7 @@ mod tests {
     fn overflow_ids(region: &Region, shared: &WarpShared) -> Vec<u32> {
         let mut out = Vec::new();
         loop {
-            let n = take_overflow(region, shared);
+            let n = take_overflow(region, shared, KEEP);
             if n == 0 {
                 return out;
             }
@@ -605,7 +624,7 @@ mod tests {
             let warp = Warp::new(region, 0, None);
             preset_positions(region, warp.shared(), 0, at);
             stage_on(&warp, 0, 0..63);
-            let batch = fold(&warp, false);
+            let batch = fold::<KEEP>(&warp, false);
             assert_eq!(
                 batch.ids.to_vec(),
                 (0..32).collect::<Vec<_>>(),
@@ -629,14 +648,14 @@ mod tests {
         let warp = Warp::new(region, 0, None);
         // 32 kept, 64 in the ring, 30 listed.
         stage_on(&warp, 1, 0..126);
-        let _ = fold(&warp, false);
-        assert_eq!(take_overflow(region, warp.shared()), 30);
-        assert_eq!(take_overflow(region, warp.shared()), 0);
+        let _ = fold::<KEEP>(&warp, false);
+        assert_eq!(take_overflow(region, warp.shared(), KEEP), 30);
+        assert_eq!(take_overflow(region, warp.shared(), KEEP), 0);
         stage_on(&warp, 0, 0..96);
         stage_on(&warp, 0, 96..128);
-        let _ = fold(&warp, false);
+        let _ = fold::<KEEP>(&warp, false);
         assert_eq!(
-            take_overflow(region, warp.shared()),
+            take_overflow(region, warp.shared(), KEEP),
             32,
             "at most a warp's worth"
         );
@@ -648,15 +667,15 @@ mod tests {
         let region = launch.region();
         let owner = Warp::new(region, 0, None);
         stage_on(&owner, 0, 0..64);
-        let _ = fold(&owner, false);
+        let _ = fold::<KEEP>(&owner, false);
         let mut rng = XorShift64::new(5);
-        let stolen = try_steal(region, 1, &mut rng).expect("32 ids are published");
+        let stolen = try_steal(region, 1, &mut rng, WARP_SIZE, 1).expect("32 ids are published");
         assert_eq!(stolen, claim(0, 0, 32, 0));
         assert_eq!(ring_ids(region, 0, 0, 0, 32), (32..64).collect::<Vec<_>>());
         end_steal(region, 0, 0, 0, 32);
         // The owner last saw the ring full: what does not fit its view goes to the list ...
         stage_on(&owner, 0, 64..128);
-        let _ = fold(&owner, false);
+        let _ = fold::<KEEP>(&owner, false);
         assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
         assert_eq!(
             overflow_ids(region, owner.shared()),
@@ -664,7 +683,7 @@ mod tests {
         );
         // ... and that fold looked at `head` again: the ring is empty, 32 fit behind a batch.
         stage_on(&owner, 0, 0..64);
-        let _ = fold(&owner, false);
+        let _ = fold::<KEEP>(&owner, false);
         assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 32);
         assert_eq!(ring_ids(region, 0, 0, 32, 32), (32..64).collect::<Vec<_>>());
         assert_eq!(owner.shared().overflow.load(), NONE);
@@ -679,20 +698,20 @@ mod tests {
             let owner = Warp::new(region, 0, None);
             preset_positions(region, owner.shared(), 0, at);
             stage_on(&owner, 0, 0..100);
-            let _ = fold(&owner, false);
+            let _ = fold::<KEEP>(&owner, false);
             let mut rng = XorShift64::new(9);
             // 68 published at positions at..at + 68 (ids 32..100).
-            let own = pop_own(region, owner.shared(), 0, &mut rng);
+            let own = pop_own(region, owner.shared(), 0, &mut rng, WARP_SIZE);
             assert_eq!(own, Some(claim(0, at.wrapping_add(36), 32, 0)));
             assert_eq!(
                 ring_ids(region, 0, 0, at.wrapping_add(36), 32),
                 (68..100).collect::<Vec<_>>()
             );
-            let stolen = try_steal(region, 1, &mut rng);
+            let stolen = try_steal(region, 1, &mut rng, WARP_SIZE, 1);
             assert_eq!(stolen, Some(claim(0, at, 32, 0)));
             assert_eq!(ring_ids(region, 0, 0, at, 32), (32..64).collect::<Vec<_>>());
             // While the thief holds the lock, other thieves pass this queue by.
-            assert_eq!(try_steal(region, 1, &mut rng), None);
+            assert_eq!(try_steal(region, 1, &mut rng, WARP_SIZE, 1), None);
             end_steal(region, 0, 0, at, 32);
             assert_eq!(region.queue_meta(0, 0).lock.load(Ordering::Relaxed), 0);
             // The four in the middle: a top-up claims at most what it asks for.
@@ -703,11 +722,14 @@ mod tests {
                     count: 3
                 }
             );
-            let own = pop_own(region, owner.shared(), 0, &mut rng);
+            let own = pop_own(region, owner.shared(), 0, &mut rng, WARP_SIZE);
             assert_eq!(own, Some(claim(0, at.wrapping_add(32), 1, 0)));
             assert_eq!(read(region, 0, 0, at.wrapping_add(32)), 64);
-            assert_eq!(pop_own(region, owner.shared(), 0, &mut rng), None);
-            assert_eq!(try_steal(region, 1, &mut rng), None);
+            assert_eq!(
+                pop_own(region, owner.shared(), 0, &mut rng, WARP_SIZE),
+                None
+            );
+            assert_eq!(try_steal(region, 1, &mut rng, WARP_SIZE, 1), None);
             assert_eq!(pop_own_at(region, owner.shared(), 0, 0, 32), Span::EMPTY);
             assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
         }
@@ -718,8 +740,11 @@ mod tests {
         let launch = Launch::leak(geometry(1, 64, 1));
         let warp = Warp::new(launch.region(), 0, None);
         stage_on(&warp, 0, 0..40);
-        let _ = fold(&warp, false);
-        assert_eq!(try_steal(launch.region(), 0, &mut XorShift64::new(3)), None);
+        let _ = fold::<KEEP>(&warp, false);
+        assert_eq!(
+            try_steal(launch.region(), 0, &mut XorShift64::new(3), WARP_SIZE, 1),
+            None
+        );
         assert_eq!(
             launch
                 .region()
@@ -758,10 +783,10 @@ mod tests {
                 let at = u32::MAX - 1000;
                 preset_positions(region, warp.shared(), 0, at);
                 stage_on(&warp, 0, 0..IDS);
-                let _ = fold(&warp, false);
+                let _ = fold::<KEEP>(&warp, false);
                 let mut rng = XorShift64::new(11);
                 while claimed.load(Ordering::Relaxed) < published {
-                    if let Some(own) = pop_own(region, warp.shared(), 0, &mut rng) {
+                    if let Some(own) = pop_own(region, warp.shared(), 0, &mut rng, WARP_SIZE) {
                         let Span { start, count: n } = own.span;
                         let got = ring_ids(region, 0, own.queue, start, n);
                         claimed.fetch_add(n, Ordering::Relaxed);
@@ -777,7 +802,7 @@ mod tests {
                         let region = launch.region();
                         let mut rng = XorShift64::new(17 + me as u64);
                         while claimed.load(Ordering::Relaxed) < published {
-                            if let Some(stolen) = try_steal(region, me, &mut rng) {
+                            if let Some(stolen) = try_steal(region, me, &mut rng, WARP_SIZE, 1) {
                                 let Claim {
                                     queue: q,
                                     span: Span { start, count: n },

@@ -198,6 +198,17 @@ impl Default for WarpShared {
     }
 }
 
+/// Where [`Worker::refill_from`] found a batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Found {
+    /// Nothing to run.
+    Nothing,
+    /// The worker's own staged ids, overflow list or queues.
+    Own,
+    /// A steal (the worker's threads fence before reading the stolen records).
+    Stolen,
+}
+
 /// What one call of [`Worker::step`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -209,16 +220,18 @@ pub enum Step {
     Stopped,
 }
 
-/// The thread-mode worker: one warp's scheduler (see *Workers* in the module docs).
-pub struct Worker<'w> {
+/// A warp's scheduler (see *Workers* in the module docs): the thread-mode worker with batches of
+/// up to `BATCH` = [`KEEP`] tasks, and the scheduling half of a block-mode worker
+/// ([`crate::block`]), which runs one task at a time (`BATCH` = 1).
+pub struct Worker<'w, const BATCH: u32 = KEEP> {
     warp: &'w Warp,
     me: u32,
-    batch: Batch,
-    steps: u32,
+    pub(crate) batch: Batch,
+    pub(crate) steps: u32,
     rng: XorShift64,
 }
 
-impl<'w> Worker<'w> {
+impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     /// The scheduler of `warp`.
     pub fn new(warp: &'w Warp) -> Self {
         let me = warp.id();
@@ -246,9 +259,28 @@ impl<'w> Worker<'w> {
     pub(crate) fn start_root(&mut self, create: impl FnOnce(&Warp)) {
         create(self.warp);
         self.warp.sync();
-        self.batch = queue::fold(self.warp, false);
+        self.batch = queue::fold::<BATCH>(self.warp, false);
     }
 
+    /// The warp this worker schedules.
+    pub(crate) fn warp(&self) -> &'w Warp {
+        self.warp
+    }
+
+    /// Every how many warps a worker starts: 1 in thread mode, the warps of a block in block
+    /// mode, where the first warp of each block schedules for the block (constant-folded for a
+    /// warp).
+    #[inline(always)]
+    fn stride(region: &crate::region::Region) -> u32 {
+        if BATCH == KEEP {
+            1
+        } else {
+            region.warps_per_block
+        }
+    }
+}
+
+impl<'w> Worker<'w> {
     /// Runs steps until the launch stops, backing off while idle, then records statistics.
     /// `R` is the kernel's root task function, dispatched without a call through a pointer.
     pub fn run<R: TaskFunction>(mut self) {
@@ -316,7 +348,7 @@ impl<'w> Worker<'w> {
         }
         let polled = self.batch.len as u64;
         let finished = warp.any(Warp::map(done, |d| d.task != NONE));
-        self.batch = queue::fold(warp, finished);
+        self.batch = queue::fold::<KEEP>(warp, finished);
         if finished {
             join::complete(warp, done);
             warp.sync();
@@ -333,28 +365,63 @@ impl<'w> Worker<'w> {
         Step::Worked
     }
 
+    /// Fills the lanes a short batch leaves idle with the newest ids the warp published on the
+    /// batch's queue, so that a step's fixed costs (fences, joins, the fold) are shared by up to
+    /// 32 tasks. Only while the warp has used less than half its task slots: topping up widens
+    /// the search, and a small pool is kept for depth.
+    fn top_up(&mut self) {
+        let warp = self.warp;
+        let region = warp.region();
+        let (have, q, me) = (self.batch.len, self.batch.queue, self.me);
+        if have == 0 || have >= KEEP || !pool::roomy(region, &warp.shared().pool) {
+            return;
+        }
+        let Span { start, count: n } =
+            warp.leader(|| queue::pop_own_at(region, warp.shared(), me, q, KEEP - have));
+        if n == 0 {
+            return;
+        }
+        self.batch.ids = warp.each(self.batch.ids, |lane, id| {
+            if lane >= have && lane < have + n {
+                queue::read(region, me, q, start.wrapping_add(lane - have))
+            } else {
+                id
+            }
+        });
+        self.batch.len = have + n;
+    }
+}
+
+impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     /// Finds a batch: what the last step's joins staged, else the warp's overflow list, else
-    /// its own fullest queue, else a steal.
-    fn refill(&mut self) -> bool {
+    /// its own fullest queue, else a steal. Whether it found one.
+    #[inline(always)]
+    pub(crate) fn refill(&mut self) -> bool {
+        self.refill_from() != Found::Nothing
+    }
+
+    /// [`Worker::refill`], saying where the batch came from.
+    #[inline(always)]
+    pub(crate) fn refill_from(&mut self) -> Found {
         let warp = self.warp;
         let region = warp.region();
         if warp.shared().has_staged(region.num_queues) {
-            self.batch = queue::fold(warp, false);
-            return true;
+            self.batch = queue::fold::<BATCH>(warp, false);
+            return Found::Own;
         }
         if warp.shared().overflow.load() != NONE {
             self.take_overflow();
-            return true;
+            return Found::Own;
         }
         let (me, rng) = (self.me, &mut self.rng);
         if region.traced() {
             trace::search(warp);
         }
         let claim = warp.leader(|| {
-            if let Some(own) = queue::pop_own(region, warp.shared(), me, rng) {
+            if let Some(own) = queue::pop_own(region, warp.shared(), me, rng, BATCH) {
                 return own;
             }
-            queue::try_steal(region, me, rng).unwrap_or(Claim::NOTHING)
+            queue::try_steal(region, me, rng, BATCH, Self::stride(region)).unwrap_or(Claim::NOTHING)
         });
         let Claim {
             queue: q,
@@ -363,7 +430,7 @@ impl<'w> Worker<'w> {
         } = claim;
         self.count(|s| s.steal_attempts += (victim != me) as u64);
         if n == 0 {
-            return false;
+            return Found::Nothing;
         }
         let stolen = victim != me;
         if stolen {
@@ -398,7 +465,7 @@ impl<'w> Worker<'w> {
             // folds fill them), so it was searching, and now it works again.
             self.publish(WarpState::Working);
         }
-        true
+        if stolen { Found::Stolen } else { Found::Own }
     }
 
     /// Takes the next batch off the warp's overflow list (see the `queue` module docs).
@@ -406,7 +473,7 @@ impl<'w> Worker<'w> {
     fn take_overflow(&mut self) {
         let warp = self.warp;
         let shared = warp.shared();
-        let n = warp.leader(|| queue::take_overflow(warp.region(), shared));
+        let n = warp.leader(|| queue::take_overflow(warp.region(), shared, BATCH));
         // The leader's list walk and writes of `keep[0]` come before the lanes' reads.
         warp.sync();
         let ids = warp.lanes(|lane| {
@@ -425,34 +492,8 @@ impl<'w> Worker<'w> {
         };
     }
 
-    /// Fills the lanes a short batch leaves idle with the newest ids the warp published on the
-    /// batch's queue, so that a step's fixed costs (fences, joins, the fold) are shared by up to
-    /// 32 tasks. Only while the warp has used less than half its task slots: topping up widens
-    /// the search, and a small pool is kept for depth.
-    fn top_up(&mut self) {
-        let warp = self.warp;
-        let region = warp.region();
-        let (have, q, me) = (self.batch.len, self.batch.queue, self.me);
-        if have == 0 || have >= KEEP || !pool::roomy(region, &warp.shared().pool) {
-            return;
-        }
-        let Span { start, count: n } =
-            warp.leader(|| queue::pop_own_at(region, warp.shared(), me, q, KEEP - have));
-        if n == 0 {
-            return;
-        }
-        self.batch.ids = warp.each(self.batch.ids, |lane, id| {
-            if lane >= have && lane < have + n {
-                queue::read(region, me, q, start.wrapping_add(lane - have))
-            } else {
-                id
-            }
-        });
-        self.batch.len = have + n;
-    }
-
     /// Refills the warp's stash of free task ids for the next step.
-    fn restock(&mut self) {
+    pub(crate) fn restock(&mut self) {
         let warp = self.warp;
         let region = warp.region();
         let me = self.me;
@@ -470,14 +511,14 @@ impl<'w> Worker<'w> {
     /// [`STOP_CHECK_STEPS`] steps, and the published state is right whenever the warp is
     /// inside a step: it got there from a stop check, a steal, or its own queues, which it
     /// pops only while it has been working.
-    fn publish(&self, state: WarpState) {
+    pub(crate) fn publish(&self, state: WarpState) {
         let (region, me) = (self.warp.region(), self.me);
         self.count(|s| region.status(me).publish(state, s.steps as u32));
     }
 
     /// Updates the warp's statistics (on the leader lane only).
     #[inline(always)]
-    fn count(&self, f: impl FnOnce(&mut WarpStats)) {
+    pub(crate) fn count(&self, f: impl FnOnce(&mut WarpStats)) {
         let stats = &self.warp.shared().stats;
         self.warp.leader_only(|| {
             // SAFETY: only the warp's leader lane touches its statistics.

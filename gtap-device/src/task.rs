@@ -58,6 +58,24 @@ pub trait TaskFunction: 'static {
     fn start(args: Self::Args) -> impl Future<Output = Self::Output>;
 }
 
+/// A thread-mode task function (`#[gtap::function]`): the bound of `task!` and `entry!` in
+/// thread-mode code, so that a block-mode function spawned from there fails to compile.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is a block-mode task function; thread-mode code cannot spawn or enter it",
+    label = "a block-mode task function, in thread-mode code",
+    note = "a kernel and its tasks use one mode: spawn it from a `#[gtap::function(block)]`, enter it from a `#[gtap::kernel(block = N)]`, or remove `(block)` from its `#[gtap::function]`"
+)]
+pub trait ThreadTask: TaskFunction {}
+
+/// A block-mode task function (`#[gtap::function(block)]`): the bound of `task!` and `entry!`
+/// in block-mode code. Its arguments are `Copy`: every thread of the block starts from them.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is a thread-mode task function; block-mode code cannot spawn or enter it",
+    label = "a thread-mode task function, in block-mode code",
+    note = "a kernel and its tasks use one mode: spawn it from a thread-mode `#[gtap::function]`, enter it from a `#[gtap::kernel]` without `block`, or mark it `#[gtap::function(block)]`"
+)]
+pub trait BlockTask: TaskFunction<Args: Copy> {}
+
 /// Bound of the direct-call trap that `#[gtap::function]` emits under the task function's name:
 /// it has no implementations, so calling a task function like an ordinary function fails to
 /// compile with the message below.
@@ -119,7 +137,7 @@ pub fn queue_index<Q: QueueIndex>(q: Q) -> i128 {
 }
 
 #[inline(always)]
-fn check_queue(site: &'static Site, q: i128, num_queues: u32) -> Option<u32> {
+pub(crate) fn check_queue(site: &'static Site, q: i128, num_queues: u32) -> Option<u32> {
     if (0..num_queues as i128).contains(&q) {
         Some(q as u32)
     } else {
@@ -134,6 +152,17 @@ fn check_queue(site: &'static Site, q: i128, num_queues: u32) -> Option<u32> {
         raise(f);
         None
     }
+}
+
+/// `task!` in thread-mode code: [`spawn`], for thread-mode task functions only.
+#[inline(always)]
+pub fn spawn_thread<T: ThreadTask>(
+    site: &'static Site,
+    queue: Option<i128>,
+    dst: *mut T::Output,
+    args: T::Args,
+) {
+    spawn::<T>(site, queue, dst, args);
 }
 
 /// `task!`: spawns `T(args)` as a child of the running task; its result will be written to

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use gtap_device::abi::{
-    Geometry, HEADER_BYTES, Layout, MAX_QUEUES, POOL_CELL_BYTES, RING_ENTRY_BYTES, SLOT_ALIGN,
-    align_up,
+    Geometry, HEADER_BYTES, Layout, MAX_QUEUES, POOL_CELL_BYTES, RING_ENTRY_BYTES, RecordSize,
+    SLOT_ALIGN, align_up,
 };
 
 /// How to size and shape a runtime. Every field has a default derived from the device (or the
@@ -84,6 +84,12 @@ pub struct Config {
     /// [`Launch::trace`]: crate::Launch::trace
     /// [`Trace::dropped`]: crate::Trace::dropped
     pub trace_events_per_warp: u32,
+    /// Size the runtime for block-mode kernels (`#[gtap::kernel(block = N)]`, one task per
+    /// thread block): task slots hold block-mode records (a frame per thread of the block, so
+    /// `block_size` times larger than a thread-mode future), and blocks get the block-mode
+    /// shared memory. Set `block_size` to the kernels' `N`. Thread-mode kernels still run on
+    /// such a runtime, with fewer, larger slots. Default: off.
+    pub block_mode: bool,
 }
 
 impl Default for Config {
@@ -105,6 +111,7 @@ impl Config {
             stack_bytes: None,
             watchdog: Some(Self::DEFAULT_WATCHDOG),
             trace_events_per_warp: 0,
+            block_mode: false,
         }
     }
     /// The watchdog's period when [`Config::watchdog`] is left alone: a minute.
@@ -153,6 +160,11 @@ impl Config {
     /// Sets [`Config::stack_bytes`].
     pub const fn stack_bytes(mut self, bytes: u32) -> Self {
         self.stack_bytes = Some(bytes);
+        self
+    }
+    /// Sets [`Config::block_mode`].
+    pub const fn block_mode(mut self) -> Self {
+        self.block_mode = true;
         self
     }
     /// Sets [`Config::watchdog`] (`None`: off).
@@ -437,8 +449,9 @@ impl Config {
         Ok(())
     }
 
-    /// Resolves the defaults and checks everything. `records` are the task functions' record
-    /// sizes (name, bytes); the slot size is the largest of them.
+    /// Resolves the defaults and checks everything. `records` are the task functions' exported
+    /// record sizes (name, [`RecordSize`] export); the slot size is the largest of them, block-mode
+    /// records counted only with [`Config::block_mode`] (at the resolved block size).
     pub(crate) fn resolve<'a>(
         &self,
         limits: &Limits,
@@ -467,7 +480,14 @@ impl Config {
             });
         }
         let mut slot_bytes = slot_for(HEADER_BYTES as u32 + 16);
-        for (task, bytes) in records {
+        for (task, raw) in records {
+            let size = RecordSize::decode(raw);
+            if size.is_block() && !self.block_mode {
+                continue;
+            }
+            let bytes = size
+                .bytes(block)
+                .map_or(u32::MAX, |b| b.min(u32::MAX as u64) as u32);
             if bytes > MAX_RECORD_BYTES {
                 return Err(ConfigError::RecordTooLarge {
                     task: task.to_string(),

@@ -25,6 +25,10 @@ pub enum DeviceErrorKind {
     /// The watchdog stopped the launch and this task saw it first (it was waiting in a loop
     /// that checks `gtap::thread::stop_requested`).
     Watchdog,
+    /// Block mode: not every thread of the block reached the same `taskwait!` (`line`: the
+    /// first wait reached; `value`: the threads that suspended at a wait; `limit`: the block's
+    /// threads; `message`: which case).
+    PartialWait,
     /// A code this version does not know.
     Unknown(u32),
 }
@@ -101,6 +105,7 @@ impl DeviceError {
             Some(ErrorCode::ResultTooLarge) => DeviceErrorKind::ResultTooLarge,
             Some(ErrorCode::Stalled) => DeviceErrorKind::Stalled,
             Some(ErrorCode::Watchdog) => DeviceErrorKind::Watchdog,
+            Some(ErrorCode::PartialWait) => DeviceErrorKind::PartialWait,
             None => DeviceErrorKind::Unknown(r.code),
         };
         Some(Self {
@@ -148,6 +153,11 @@ impl fmt::Display for DeviceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let site = self.site();
         match self.kind {
+            DeviceErrorKind::PoolExhausted if !self.message.is_empty() => write!(
+                f,
+                "task pool exhausted{site}: {}; raise max_tasks_per_warp or max_task_memory_bytes, or spawn less",
+                self.message
+            ),
             DeviceErrorKind::PoolExhausted => {
                 write!(
                     f,
@@ -193,6 +203,11 @@ impl fmt::Display for DeviceError {
             DeviceErrorKind::Watchdog => write!(
                 f,
                 "a task was still waiting when the watchdog stopped the launch (it saw the stop in gtap::thread::stop_requested){site}; whatever it waits for never came"
+            ),
+            DeviceErrorKind::PartialWait => write!(
+                f,
+                "block-mode wait: {} of the block's {} threads suspended at a wait{site}, and {}; every thread of the block must reach the same `taskwait!` (spawn conditionally, wait unconditionally)",
+                self.value, self.limit, self.message
             ),
             DeviceErrorKind::Unknown(code) => write!(f, "unknown device error code {code}{site}"),
         }

@@ -40,6 +40,28 @@ pub enum Error {
         /// The driver's error and its JIT log.
         log: String,
     },
+    /// A block-mode kernel was launched on a runtime of another block size.
+    #[error(
+        "kernel `{kernel}` is a block-mode kernel of {kernel_block} threads per block (`#[gtap::kernel(block = {kernel_block})]`), but this runtime's blocks have {runtime_block} threads; create the runtime with `Config::new().block_mode().block_size({kernel_block})`, or change the kernel's `block = ..`"
+    )]
+    BlockSizeMismatch {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Its compile-time block size.
+        kernel_block: u32,
+        /// The runtime's block size.
+        runtime_block: u32,
+    },
+    /// A block-mode kernel was launched on a runtime not sized for block-mode tasks.
+    #[error(
+        "kernel `{kernel}` is a block-mode kernel, but this runtime was not configured for block mode, so its task slots are too small for block-mode records; create it with `Config::new().block_mode().block_size({kernel_block})`"
+    )]
+    NotBlockMode {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Its compile-time block size.
+        kernel_block: u32,
+    },
     /// The kernel is not in the device code.
     #[error(
         "kernel `{name}` is not in the device code; it must be a #[gtap::kernel] in the crate whose DEVICE_CODE is passed to the runtime"

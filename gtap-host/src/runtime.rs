@@ -63,6 +63,8 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 pub struct Runtime {
     id: u64,
     backend: Backend,
+    /// Whether the configuration sized it for block-mode kernels ([`Config::block_mode`]).
+    block_mode: bool,
 }
 
 impl Runtime {
@@ -73,7 +75,10 @@ impl Runtime {
     /// configuration, and [`Error::GpuPoisoned`] (at once, without asking the driver) after a
     /// kernel fault earlier in this process, which the CUDA driver never recovers from.
     pub fn gpu(code: &DeviceCode, config: &Config) -> Result<Self> {
-        Ok(Self::wrap(Backend::Gpu(Box::new(Gpu::new(code, config)?))))
+        Ok(Self::wrap(
+            Backend::Gpu(Box::new(Gpu::new(code, config)?)),
+            config,
+        ))
     }
 
     /// A runtime on the caller's cudarc stream (and its context), for applications that already
@@ -87,14 +92,18 @@ impl Runtime {
         config: &Config,
         stream: Arc<CudaStream>,
     ) -> Result<Self> {
-        Ok(Self::wrap(Backend::Gpu(Box::new(Gpu::with_stream(
-            code, config, stream,
-        )?))))
+        Ok(Self::wrap(
+            Backend::Gpu(Box::new(Gpu::with_stream(code, config, stream)?)),
+            config,
+        ))
     }
 
     /// A runtime on the CPU executor.
     pub fn cpu(mode: CpuMode, config: &Config) -> Result<Self> {
-        Ok(Self::wrap(Backend::Cpu(Box::new(Cpu::new(mode, config)?))))
+        Ok(Self::wrap(
+            Backend::Cpu(Box::new(Cpu::new(mode, config)?)),
+            config,
+        ))
     }
 
     /// The GPU if there is one, the program has device code and no kernel fault poisoned the
@@ -110,10 +119,11 @@ impl Runtime {
         }
     }
 
-    fn wrap(backend: Backend) -> Self {
+    fn wrap(backend: Backend, config: &Config) -> Self {
         Self {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             backend,
+            block_mode: config.block_mode,
         }
     }
 
@@ -170,8 +180,27 @@ impl Runtime {
     /// and the process prints a summary per kernel at exit. With `GTAP_TRACE=N` every launch
     /// records an event trace of up to `N` events per warp ([`Launch::trace`]), and with
     /// `GTAP_TRACE_DIR=DIR` too, writes it to `DIR/<kernel>-<n>.trace.json`.
+    ///
+    /// A block-mode kernel (`#[gtap::kernel(block = N)]`) needs a runtime configured with
+    /// [`Config::block_mode`] and `block_size(N)`: otherwise [`Error::NotBlockMode`] or
+    /// [`Error::BlockSizeMismatch`], before anything runs.
     pub fn launch<K: Kernel>(&mut self, kernel: K, args: K::Args) -> Result<Launch<K::Output>> {
         let _ = kernel;
+        if K::BLOCK_SIZE != 0 {
+            if !self.block_mode {
+                return Err(Error::NotBlockMode {
+                    kernel: K::NAME,
+                    kernel_block: K::BLOCK_SIZE,
+                });
+            }
+            if self.block_size() != K::BLOCK_SIZE {
+                return Err(Error::BlockSizeMismatch {
+                    kernel: K::NAME,
+                    kernel_block: K::BLOCK_SIZE,
+                    runtime_block: self.block_size(),
+                });
+            }
+        }
         let layout = *self.layout();
         let (launched, backend) = match &mut self.backend {
             Backend::Gpu(g) => (g.launch::<K>(args), "GPU"),

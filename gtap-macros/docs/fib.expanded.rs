@@ -19,7 +19,7 @@ impl ::gtap::__private::TaskFunction for fib {
                 return n as u64;
             }
             let (mut a, mut b) = (0, 0);
-            ::gtap::__private::spawn::<
+            ::gtap::__private::spawn_thread::<
                 fib,
             >(
                 const {
@@ -33,7 +33,7 @@ impl ::gtap::__private::TaskFunction for fib {
                 &raw mut a,
                 (n - 1,),
             );
-            ::gtap::__private::spawn::<
+            ::gtap::__private::spawn_thread::<
                 fib,
             >(
                 const {
@@ -64,6 +64,7 @@ impl ::gtap::__private::TaskFunction for fib {
         }
     }
 }
+impl ::gtap::__private::ThreadTask for fib {}
 #[doc(hidden)]
 #[allow(
     non_camel_case_types,

@@ -6,7 +6,9 @@
 
 #![no_std]
 
-pub use gtap_device::{AtomicElement, Loan, Part, Slice, SliceMut, math, thread};
+pub use gtap_device::{
+    AtomicElement, Block, Loan, Part, SharedMem, SharedWord, Slice, SliceMut, math, thread,
+};
 pub use gtap_macros::{KernelArg, entry, function, kernel, task, taskwait};
 
 #[doc(hidden)]

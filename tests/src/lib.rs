@@ -304,3 +304,5 @@ pub fn strands(chains: u32, len: u32, out: gtap::SliceMut<u32>) {
 pub fn strands_kernel(chains: u32, len: u32, out: gtap::SliceMut<u32>) {
     gtap::entry!(strands(chains, len, out))
 }
+
+pub mod block;

@@ -96,6 +96,7 @@ fn examples_have_a_module_per_kernel_with_only_its_task_functions() {
             ("nqueens_kernel", &["nqueens"]),
             ("tree_kernel", &["tree_visit"]),
             ("tree_sum_kernel", &["tree_sum"]),
+            ("integrate_block_kernel", &["integrate_block"]),
         ],
         &[
             "fib",
@@ -104,6 +105,7 @@ fn examples_have_a_module_per_kernel_with_only_its_task_functions() {
             "nqueens",
             "tree_visit",
             "tree_sum",
+            "integrate_block",
         ],
     );
     // The point of one module per kernel: fib's holds no N-Queens code at all.
@@ -140,6 +142,8 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("stall_kernel", &["fib", "stall", "wait_for_flag"]),
             ("chain_kernel", &["chain"]),
             ("strands_kernel", &["strand", "strands"]),
+            ("partial_wait_kernel", &["one", "partial_wait"]),
+            ("helpers_kernel", &["helpers"]),
         ],
         &[
             "wide",
@@ -162,6 +166,9 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             "fib",
             "stall",
             "wait_for_flag",
+            "partial_wait",
+            "one",
+            "helpers",
         ],
     );
 }

@@ -1,5 +1,6 @@
 //! GPU tests: first light, every example repeated over many launches with exact results, and
-//! device failures on a deliberately small pool followed by correct runs after reset.
+//! device failures on a deliberately small pool followed by correct runs after reset; block
+//! mode (`block_mode_*`): its examples exact, every block helper, the partial-wait error.
 //!
 //! Without a GPU (or without device code) every test prints why and passes; with
 //! `GTAP_REQUIRE_GPU=1` a missing GPU is a failure instead.
@@ -1062,4 +1063,86 @@ fn a_trace_too_small_for_the_launch_counts_the_rest_as_dropped() {
     assert!(trace.warps.iter().all(|w| w.events.len() <= 4));
     let recorded: u64 = trace.warps.iter().map(|w| w.events.len() as u64).sum();
     assert!(recorded + trace.dropped() >= steps);
+}
+
+/// A block-mode runtime for the block-mode tests (blocks of `block` threads).
+fn block_gpu(code: &DeviceCode, block: u32) -> Option<Runtime> {
+    gpu(
+        code,
+        Config::new()
+            .block_mode()
+            .block_size(block)
+            .max_tasks_per_warp(512),
+    )
+}
+
+#[test]
+fn block_mode_integrate_is_exact_over_many_launches() {
+    use gtap_examples::integrate_block::{BLOCK, integrate_block_kernel, integrate_block_seq};
+    let Some(mut rt) = block_gpu(&gtap_examples::DEVICE_CODE, BLOCK) else {
+        return;
+    };
+    let tolerances: &[f64] = if small() { &[1e-6] } else { &[1e-8, 1e-10] };
+    for &eps in tolerances {
+        let want = integrate_block_seq(-1.0, 1.0, eps, BLOCK);
+        for i in 0..repeats() {
+            let got = rt
+                .launch(integrate_block_kernel, (-1.0, 1.0, eps))
+                .unwrap_or_else(|e| panic!("eps {eps}, launch {i}: {e}"));
+            assert_eq!(
+                got.result.to_bits(),
+                want.to_bits(),
+                "eps {eps}, launch {i}: {} vs {want}",
+                got.result
+            );
+            if i == 0 {
+                println!(
+                    "integrate_block eps {eps}: {} tasks, {:.3} ms",
+                    got.stats.tasks_spawned, got.stats.kernel_ms
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn block_mode_helpers_and_per_thread_spawns_are_exact() {
+    use gtap_tests::block::{BLOCK, helpers_kernel, helpers_seq};
+    let Some(mut rt) = block_gpu(&gtap_tests::DEVICE_CODE, BLOCK) else {
+        return;
+    };
+    let cases: &[(u32, u32)] = if small() {
+        &[(1, 1)]
+    } else {
+        &[(0, 1), (2, 5), (4, 9)]
+    };
+    for &(depth, salt) in cases {
+        let want = helpers_seq(depth, salt, BLOCK);
+        for i in 0..repeats() {
+            let got = rt.launch(helpers_kernel, (depth, salt)).unwrap();
+            assert_eq!(got.result, want, "depth {depth}, launch {i}");
+        }
+    }
+}
+
+#[test]
+fn block_mode_partial_wait_is_a_typed_error_then_the_runtime_runs_on() {
+    use gtap_tests::block::{BLOCK, helpers_kernel, helpers_seq, partial_wait_kernel};
+    let Some(mut rt) = block_gpu(&gtap_tests::DEVICE_CODE, BLOCK) else {
+        return;
+    };
+    for (early, case) in [
+        (true, "returned instead of waiting"),
+        (false, "different waits"),
+    ] {
+        let Err(Error::Device(e)) = rt.launch(partial_wait_kernel, (early,)) else {
+            panic!("a partial wait must fail");
+        };
+        assert_eq!(e.kind, DeviceErrorKind::PartialWait, "{e}");
+        assert_eq!(e.task, "partial_wait");
+        assert!(e.message.contains(case), "{e}");
+        println!("{e}");
+        let got = rt.launch(helpers_kernel, (1, 3)).unwrap();
+        assert_eq!(got.result, helpers_seq(1, 3, BLOCK));
+    }
 }

@@ -6,8 +6,9 @@
 //! than [`SPLIT`] out-edges first splits its edge list into chunks of [`SPLIT`] edges, one task
 //! per chunk. No task waits for its children.
 //!
-//! GTaP's block-mode variant (`gtap_block_bfs.cu`, label `bfs_rmat22_block`) has no port:
-//! gtap runs one task per thread only.
+//! [`bfs_block`] is GTaP's block-mode variant (`gtap_block_bfs.cu`, label `bfs_rmat22_block`,
+//! blocks of [`BFS_BLOCK`] threads): a task per discovered vertex whose block's threads share its
+//! edges, every thread spawning a task for each neighbour it lowered. No splitting.
 
 use gtap::{Slice, SliceMut};
 
@@ -53,6 +54,39 @@ pub fn bfs(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, v: i32, start
             gtap::task!(bfs(row, col, depth, u, -1, -1));
         }
     }
+}
+
+/// Threads per block of [`bfs_block_kernel`] (GTaP's block BFS: `GTAP_BLOCK_SIZE=32`).
+pub const BFS_BLOCK: u32 = 32;
+
+/// Block mode: relaxes vertex `v`'s out-edges, the block's threads taking every
+/// `size()`-th edge; each thread spawns a task for every neighbour whose depth it lowered.
+#[gtap::function(block)]
+pub fn bfs_block(
+    block: &gtap::Block,
+    row: Slice<i32>,
+    col: Slice<i32>,
+    depth: SliceMut<i32>,
+    v: i32,
+) {
+    let dv = depth.atomic_add(v as usize, 0);
+    let (row_start, row_end) = (row[v as usize], row[v as usize + 1]);
+    // `for_each` takes a closure, and `task!` cannot be written in one: the strided loop by hand.
+    let mut e = row_start + block.thread_index() as i32;
+    while e < row_end {
+        let u = col[e as usize];
+        if depth.atomic_min(u as usize, dv + 1) > dv + 1 {
+            gtap::task!(bfs_block(row, col, depth, u));
+        }
+        e += block.size() as i32;
+    }
+}
+
+/// Root kernel of [`bfs_block`] from `source`; `depth` holds [`INF`] for every vertex.
+#[gtap::kernel(block = 32)]
+pub fn bfs_block_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, source: i32) {
+    depth.atomic_min(source as usize, 0);
+    gtap::entry!(bfs_block(row, col, depth, source))
 }
 
 /// Root kernel of [`bfs`] from `source`; `depth` holds [`INF`] for every vertex.

@@ -122,6 +122,37 @@ pub fn do_memory_and_compute(
     compute_part(seed, mix, compute_iters)
 }
 
+/// GTaP's block-mode `do_memory_and_compute` as thread `first` of a block of `stride` threads
+/// runs it: the loads `m = first, first + stride, ..` and the compute rounds likewise. The
+/// block tree writes thread 0's value (`first = 0`).
+#[inline(always)]
+pub fn do_memory_and_compute_strided(
+    input: impl Input,
+    node: u32,
+    mem_ops: i32,
+    compute_iters: i32,
+    first: u32,
+    stride: u32,
+) -> f64 {
+    let seed = xorshift32(node ^ 0x9e37_79b9);
+    let mask = (input.value_count() as u32).wrapping_sub(1);
+    let mut acc = 0.0;
+    let mut m = first as i32;
+    while m < mem_ops {
+        let r = xorshift32(seed.wrapping_add((m as u32).wrapping_mul(747_796_405)));
+        acc += input.load((r & mask) as usize);
+        m += stride as i32;
+    }
+    let mut mix = (0x9e37_79b9 ^ node).wrapping_add(acc as u32);
+    let mut it = first as i32;
+    while it < compute_iters {
+        let x = xorshift32(seed.wrapping_add((it as u32).wrapping_mul(747_796_405))) as f64;
+        mix ^= mix_fma(x).to_bits() as u32;
+        it += stride as i32;
+    }
+    mix as f64
+}
+
 /// The EPAQ tree's `do_memory_or_compute_divergent`: by `hash32(node) % 3`, compute only,
 /// memory only, or both (their sum).
 #[inline(always)]

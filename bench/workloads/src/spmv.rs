@@ -2,8 +2,9 @@
 //! task halves its row range down to [`RANGE_CUTOFF`] rows, then spawns one task per row, which
 //! sums its row's products. No task waits for its children.
 //!
-//! GTaP's block-mode variant (`spmv_block.cu`, label `spmv1m_block`) has no port: gtap runs one
-//! task per thread only.
+//! [`range_spmv_block`] and [`spmv_row_block`] are GTaP's block-mode variant (`spmv_block.cu`,
+//! label `spmv1m_block`, blocks of [`SPMV_BLOCK`] threads): thread 0 splits the ranges and spawns
+//! the rows; a row's block shares its nonzeros and sums them with a tree reduction.
 
 use gtap::{Slice, SliceMut};
 
@@ -59,6 +60,76 @@ pub fn range_spmv(
         gtap::task!(range_spmv(row_ptr, col, val, x, y, begin, mid));
         gtap::task!(range_spmv(row_ptr, col, val, x, y, mid, end));
     }
+}
+
+/// Threads per block of [`spmv_block_kernel`] (GTaP's block SpMV: `GTAP_BLOCK_SIZE=128`).
+pub const SPMV_BLOCK: u32 = 128;
+
+/// Block mode: `y[row]`, every thread summing every `size()`-th product of the row, then the
+/// block's tree reduction (GTaP's shared-memory reduction, the same pairs).
+#[gtap::function(block)]
+pub fn spmv_row_block(
+    block: &gtap::Block,
+    row_ptr: Slice<i32>,
+    col: Slice<i32>,
+    val: Slice<f64>,
+    x: Slice<f64>,
+    y: SliceMut<f64>,
+    row: i32,
+) {
+    let (lo, hi) = (
+        row_ptr[row as usize] as u32,
+        row_ptr[row as usize + 1] as u32,
+    );
+    let mut mine = 0.0;
+    block.for_each(lo..hi, |k| {
+        mine = gtap::math::fma(val[k as usize], x[col[k as usize] as usize], mine);
+    });
+    let sum = block.sum(mine);
+    if block.thread_index() == 0 {
+        // SAFETY: only this row's task writes `y[row]`, and nothing reads it during the launch.
+        unsafe { y.write(row as usize, sum) };
+    }
+}
+
+/// Block mode: thread 0 halves `begin..end` down to [`RANGE_CUTOFF`] rows, then spawns one
+/// [`spmv_row_block`] per row.
+#[gtap::function(block)]
+#[allow(clippy::too_many_arguments)]
+pub fn range_spmv_block(
+    block: &gtap::Block,
+    row_ptr: Slice<i32>,
+    col: Slice<i32>,
+    val: Slice<f64>,
+    x: Slice<f64>,
+    y: SliceMut<f64>,
+    begin: i32,
+    end: i32,
+) {
+    if block.thread_index() != 0 {
+        return;
+    }
+    if end - begin <= RANGE_CUTOFF {
+        for i in begin..end {
+            gtap::task!(spmv_row_block(row_ptr, col, val, x, y, i));
+        }
+    } else {
+        let mid = (begin + end) >> 1;
+        gtap::task!(range_spmv_block(row_ptr, col, val, x, y, begin, mid));
+        gtap::task!(range_spmv_block(row_ptr, col, val, x, y, mid, end));
+    }
+}
+
+/// Root kernel of [`range_spmv_block`] over all `y.len()` rows.
+#[gtap::kernel(block = 128)]
+pub fn spmv_block_kernel(
+    row_ptr: Slice<i32>,
+    col: Slice<i32>,
+    val: Slice<f64>,
+    x: Slice<f64>,
+    y: SliceMut<f64>,
+) {
+    gtap::entry!(range_spmv_block(row_ptr, col, val, x, y, 0, y.len() as i32))
 }
 
 /// Root kernel of [`range_spmv`] over all `y.len()` rows (at most `i32::MAX`).

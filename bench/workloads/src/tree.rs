@@ -5,11 +5,20 @@
 //!   gtap_thread_binary_tree.cu`, per node [`do_memory_and_compute`];
 //! * [`tree_work_epaq`] (`tree<d>_epaq_q3`, `_q1`): `evaluation/3-epaq/tree/tree_queue_3.cu`,
 //!   per node the divergent [`do_memory_or_compute_divergent`], children and continuations
-//!   sent to queue `hash32(node) % 3` when the runtime has 3 queues (`tree_queue_1`: none).
+//!   sent to queue `hash32(node) % 3` when the runtime has 3 queues (`tree_queue_1`: none);
+//! * [`tree_work_block`] (`tree<d>_block`): `gtap_block_binary_tree.cu`, block mode (one task
+//!   per block of [`BLOCK`] threads, GTaP's `GTAP_BLOCK_SIZE=64`): every thread does its
+//!   strided share of the node's work ([`do_memory_and_compute_strided`]), thread 0 spawns the
+//!   children and writes its value.
 
 use gtap::{Slice, SliceMut};
 
-use crate::node_work::{do_memory_and_compute, do_memory_or_compute_divergent, hash32};
+use crate::node_work::{
+    do_memory_and_compute, do_memory_and_compute_strided, do_memory_or_compute_divergent, hash32,
+};
+
+/// Threads per block of [`tree_block_kernel`] (GTaP's block tree: `GTAP_BLOCK_SIZE=64`).
+pub const BLOCK: u32 = 64;
 
 /// Writes node `node`'s value. Every node of the tree is visited by exactly one task.
 fn store(out: SliceMut<f64>, node: i32, value: f64) {
@@ -53,6 +62,73 @@ pub fn tree_kernel(
     out: SliceMut<f64>,
 ) {
     gtap::entry!(tree_work(0, height, mem_ops, compute_iters, input, out));
+}
+
+/// GTaP's block-mode `tree_work`: as [`tree_work`], on a whole block; the node's value is
+/// thread 0's share of the work (as in GTaP, whose other threads' shares are discarded).
+#[gtap::function(block)]
+pub fn tree_work_block(
+    block: &gtap::Block,
+    node: i32,
+    height: i32,
+    mem_ops: i32,
+    compute_iters: i32,
+    input: Slice<f64>,
+    out: SliceMut<f64>,
+) {
+    let (t, threads) = (block.thread_index(), block.size());
+    if height == 0 {
+        let v =
+            do_memory_and_compute_strided(input, node as u32, mem_ops, compute_iters, t, threads);
+        if t == 0 {
+            store(out, node, v);
+        }
+        return;
+    }
+    if t == 0 {
+        let l = node * 2 + 1;
+        let r = node * 2 + 2;
+        gtap::task!(tree_work_block(
+            l,
+            height - 1,
+            mem_ops,
+            compute_iters,
+            input,
+            out
+        ));
+        gtap::task!(tree_work_block(
+            r,
+            height - 1,
+            mem_ops,
+            compute_iters,
+            input,
+            out
+        ));
+    }
+    gtap::taskwait!();
+    let own = do_memory_and_compute_strided(input, node as u32, mem_ops, compute_iters, t, threads);
+    if t == 0 {
+        store(out, node, own);
+    }
+}
+
+/// Root kernel of [`tree_work_block`], blocks of [`BLOCK`] threads.
+#[gtap::kernel(block = 64)]
+pub fn tree_block_kernel(
+    height: i32,
+    mem_ops: i32,
+    compute_iters: i32,
+    input: Slice<f64>,
+    out: SliceMut<f64>,
+) {
+    gtap::entry!(tree_work_block(
+        0,
+        height,
+        mem_ops,
+        compute_iters,
+        input,
+        out
+    ));
 }
 
 /// `tree_queue_3.cu`'s clause `queue(hash32(node) % 3)` with 3 queues, queue 0 otherwise.
@@ -139,6 +215,9 @@ mod host {
             /// 3 (GTaP's queue clauses) or 1 (none).
             queues: u32,
         },
+        /// `gtap_block_binary_tree`: block mode, thread 0's share of
+        /// [`do_memory_and_compute_strided`] per node.
+        Block,
     }
 
     /// Before each GPU launch `out` is filled with this NaN pattern (as GTaP's baseline), so
@@ -230,6 +309,7 @@ mod host {
         match kind {
             TreeKind::Thread => do_memory_and_compute(input, node, mem, compute),
             TreeKind::Epaq { .. } => do_memory_or_compute_divergent(input, node, mem, compute),
+            TreeKind::Block => do_memory_and_compute_strided(input, node, mem, compute, 0, BLOCK),
         }
     }
 
@@ -238,12 +318,14 @@ mod host {
             match self.kind {
                 TreeKind::Thread => format!("tree{}_thread", self.height),
                 TreeKind::Epaq { queues } => format!("tree{}_epaq_q{queues}", self.height),
+                TreeKind::Block => format!("tree{}_block", self.height),
             }
         }
         fn config(&self) -> gtap_host::Config {
             match self.kind {
                 TreeKind::Thread => gtap_host::Config::new(),
                 TreeKind::Epaq { queues } => gtap_host::Config::new().num_queues(queues),
+                TreeKind::Block => gtap_host::Config::new().block_mode().block_size(BLOCK),
             }
         }
         fn gpu(&mut self, rt: &mut gtap_host::Runtime) -> Result<Sample, String> {
@@ -262,6 +344,7 @@ mod host {
             let launch = match self.kind {
                 TreeKind::Thread => rt.launch(tree_kernel, args),
                 TreeKind::Epaq { .. } => rt.launch(tree_epaq_kernel, args),
+                TreeKind::Block => rt.launch(tree_block_kernel, args),
             }
             .map_err(err)?;
             let got = rt.download(&out).map_err(err)?;

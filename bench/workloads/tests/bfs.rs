@@ -69,6 +69,12 @@ fn host_versions_match_the_queue_bfs() {
 }
 
 #[test]
+fn bfs_block_runs_on_the_cpu_executor_on_both_graphs() {
+    check_all_runners(Bfs::rmat_block(8, 8));
+    check_all_runners(Bfs::grid_block(12));
+}
+
+#[test]
 fn bfs_runs_on_the_cpu_executor() {
     check_all_runners(Bfs::rmat(10, 16));
     check_all_runners(Bfs::grid(40));

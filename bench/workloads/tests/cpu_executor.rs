@@ -54,6 +54,7 @@ fn binary_trees() {
     runs_everywhere(Tree::new(TreeKind::Thread, 6, 16, 16));
     runs_everywhere(Tree::new(TreeKind::Epaq { queues: 3 }, 6, 16, 16));
     runs_everywhere(Tree::new(TreeKind::Epaq { queues: 1 }, 6, 16, 16));
+    runs_everywhere(Tree::new(TreeKind::Block, 4, 100, 100));
 }
 
 #[test]

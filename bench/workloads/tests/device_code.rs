@@ -26,6 +26,9 @@ const KERNELS: &[(&str, &[&str])] = &[
     ("mergesort_kernel", &["mergesort", "mergesort_root"]),
     ("bfs_kernel", &["bfs"]),
     ("spmv_kernel", &["range_spmv", "spmv_row"]),
+    ("tree_block_kernel", &["tree_work_block"]),
+    ("bfs_block_kernel", &["bfs_block"]),
+    ("spmv_block_kernel", &["range_spmv_block", "spmv_row_block"]),
 ];
 
 #[test]

@@ -60,6 +60,17 @@ fn spmv_runs_on_the_cpu_executor() {
 }
 
 #[test]
+fn spmv_block_runs_on_the_cpu_executor() {
+    let mut w = Spmv::block(300, 200);
+    assert_eq!(w.label(), "spmv300_block");
+    for mode in [CpuMode::Parallel, CpuMode::Deterministic { seed: 5 }] {
+        let mut rt = Runtime::cpu(mode, &w.config()).expect("CPU runtime");
+        let s = w.gpu(&mut rt).expect("CPU executor run");
+        assert!(s.verified, "{mode:?}: {}", s.note);
+    }
+}
+
+#[test]
 fn check_rejects_wrong_and_unwritten_rows() {
     let w = Spmv::new(100, 10);
     let mut y = vec![f64::NAN; 100];

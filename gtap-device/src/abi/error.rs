@@ -24,11 +24,16 @@ pub enum ErrorCode {
     /// The host's watchdog stopped the launch, and this task saw it first
     /// (`gtap::thread::stop_requested`): it was waiting for something that had not come.
     Watchdog = 8,
+    /// Block mode: not every thread of the block reached the same `taskwait!` (some returned,
+    /// or threads reached different waits). `line` is the first wait reached; `value` = the
+    /// threads that suspended at a wait, `limit` = the block's threads; `message` says which
+    /// case.
+    PartialWait = 9,
 }
 
 impl ErrorCode {
     /// Every code, in the order of their values.
-    pub const ALL: [ErrorCode; 7] = [
+    pub const ALL: [ErrorCode; 8] = [
         Self::PoolExhausted,
         Self::InvalidQueue,
         Self::RecordTooLarge,
@@ -36,6 +41,7 @@ impl ErrorCode {
         Self::ResultTooLarge,
         Self::Stalled,
         Self::Watchdog,
+        Self::PartialWait,
     ];
 
     /// Decodes a raw code written by the device; `None` for 0 (no error) and unknown codes.

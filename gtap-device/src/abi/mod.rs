@@ -12,7 +12,8 @@
 //! |---|---|
 //! | [`Geometry`], [`Layout`] | sizes and allocates the region, zeroes [`Layout::reset_range`] |
 //! | [`LaunchParams`], [`OPT_RANDOM_QUEUE`] | the first parameter of every kernel |
-//! | [`shared_bytes`] | dynamic shared memory per block at launch |
+//! | [`shared_bytes`], [`block_mode_shared_bytes`] | dynamic shared memory per block at launch (thread mode, block mode) |
+//! | [`RecordSize`] | decodes each task function's exported record size (either mode) to size the slots |
 //! | [`ErrorReport`], [`ErrorCode`] | decodes the first device failure |
 //! | [`WarpStats`] | reads one per warp after a launch |
 //! | [`WarpStatus`], [`WarpState`], [`STOPPED_BY_WATCHDOG`], [`Layout::stop_word`] | the watchdog reads each warp's status while a launch runs, and stops a stalled one |
@@ -25,6 +26,7 @@
 
 mod error;
 mod layout;
+mod record_size;
 mod shared;
 mod stats;
 mod status;
@@ -32,10 +34,14 @@ mod trace;
 
 pub use error::{ErrorCode, ErrorReport};
 pub use layout::{Geometry, GeometryError, LaunchParams, Layout, Line};
-pub use shared::shared_bytes;
+pub use record_size::{OVER_ALIGNED, RecordSize};
+pub use shared::{BLOCK_USER_SHARED_BYTES, EXCHANGE_BYTES, block_mode_shared_bytes, shared_bytes};
 #[cfg_attr(not(target_arch = "nvptx64"), allow(unused_imports))]
 // placed by the GPU layer only
-pub(crate) use shared::{lane_area_offset, scratch_area_offset, warp_area_offset};
+pub(crate) use shared::{
+    block_area_offset, exchange_area_offset, lane_area_offset, scratch_area_offset,
+    user_area_offset, warp_area_offset,
+};
 pub use stats::WarpStats;
 pub use status::{STOPPED_BY_WATCHDOG, WarpState, WarpStatus};
 pub use trace::{TraceEvent, TraceKind, WarpTraceMeta};

@@ -1,11 +1,14 @@
 //! The map of a block's dynamic shared memory on the GPU: the launch's region view, one
 //! [`WarpShared`] per warp, one [`LaneCtx`] and one [`Scratch`] per thread, each area 16-byte
-//! aligned. The device places its state by these offsets and the host sizes the allocation
+//! aligned. Block mode ([`crate::block`]) adds, after them, the block's [`BlockShared`], an
+//! exchange cell of [`EXCHANGE_BYTES`] per thread for the block-cooperative helpers, and
+//! [`BLOCK_USER_SHARED_BYTES`] of shared memory lent to tasks. The device places its state by these offsets and the host sizes the allocation
 //! with [`shared_bytes`]; all the types are `#[repr(C)]` (or arrays) with the same layout on
 //! host and device, so the host can compute it.
 
 use super::align_up;
 use crate::arch::WARP_SIZE;
+use crate::block::BlockShared;
 use crate::lane::{LaneCtx, Scratch};
 use crate::region::Region;
 use crate::scheduler::WarpShared;
@@ -35,6 +38,33 @@ pub(crate) const fn scratch_area_offset(threads: u32) -> usize {
 /// Bytes of dynamic shared memory the GPU runtime needs per block of `threads` threads.
 pub const fn shared_bytes(threads: u32) -> usize {
     scratch_area_offset(threads) + threads as usize * core::mem::size_of::<Scratch>()
+}
+
+/// Bytes of each thread's exchange cell: the largest value a block-cooperative helper
+/// (`reduce`, `broadcast`, scans) moves between threads.
+pub const EXCHANGE_BYTES: usize = 32;
+
+/// Bytes of shared memory a block-mode task may borrow (`gtap::Block::shared`).
+pub const BLOCK_USER_SHARED_BYTES: usize = 4096;
+
+/// Offset of the block-mode state ([`BlockShared`]) in a block's shared-memory area.
+pub(crate) const fn block_area_offset(threads: u32) -> usize {
+    align16(shared_bytes(threads))
+}
+
+/// Offset of the threads' exchange cells in a block-mode block's shared-memory area.
+pub(crate) const fn exchange_area_offset(threads: u32) -> usize {
+    align16(block_area_offset(threads) + core::mem::size_of::<BlockShared>())
+}
+
+/// Offset of the shared memory lent to block-mode tasks.
+pub(crate) const fn user_area_offset(threads: u32) -> usize {
+    exchange_area_offset(threads) + threads as usize * EXCHANGE_BYTES
+}
+
+/// Bytes of dynamic shared memory a block-mode kernel needs per block of `threads` threads.
+pub const fn block_mode_shared_bytes(threads: u32) -> usize {
+    user_area_offset(threads) + BLOCK_USER_SHARED_BYTES
 }
 
 #[cfg(test)]
@@ -86,6 +116,24 @@ mod tests {
         let large = shared_bytes(32 * WARP_SIZE);
         let per_thread = size_of::<LaneCtx>() + size_of::<Scratch>();
         assert!(large - small >= 31 * (per_warp + WARP_SIZE as usize * per_thread));
+    }
+
+    #[test]
+    fn block_mode_areas_follow_the_thread_mode_ones() {
+        for threads in block_sizes() {
+            assert!(block_area_offset(threads) >= shared_bytes(threads));
+            assert_eq!(block_area_offset(threads) % 16, 0);
+            assert!(
+                exchange_area_offset(threads)
+                    >= block_area_offset(threads) + size_of::<BlockShared>()
+            );
+            assert_eq!(exchange_area_offset(threads) % 16, 0);
+            assert_eq!(user_area_offset(threads) % 16, 0);
+            assert!(
+                block_mode_shared_bytes(threads) <= 227 * 1024,
+                "{threads} threads"
+            );
+        }
     }
 
     #[test]

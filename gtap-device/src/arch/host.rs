@@ -29,7 +29,7 @@ use loom::sync::atomic as model;
 #[cfg(not(loom))]
 use std::panic::{self, AssertUnwindSafe};
 
-use super::{Broadcast, WARP_SIZE};
+use super::{BlockView, Broadcast, WARP_SIZE};
 use crate::lane::{LaneCtx, LaneView, SCRATCH_WORDS, Scratch};
 use crate::math::XorShift64;
 use crate::region::Region;
@@ -394,6 +394,80 @@ loom::thread_local! {
     static VIEW: Cell<LaneView> = Cell::new(NO_LANE);
     static IDENT: Cell<Option<Ident>> = Cell::new(None);
     static PANIC_SITE: Cell<Option<(&'static str, u32)>> = Cell::new(None);
+}
+
+/// A simulated GPU thread of a block-mode launch: its block's state, the baton its barriers
+/// pass, and its index among the baton's threads.
+#[derive(Clone, Copy)]
+pub(crate) struct BlockThread {
+    pub(crate) view: BlockView,
+    pub(crate) baton: *const crate::cpu::baton::Baton,
+    pub(crate) member: usize,
+}
+
+#[cfg(not(loom))]
+std::thread_local! {
+    static BLOCK: Cell<Option<BlockThread>> = const { Cell::new(None) };
+}
+#[cfg(loom)]
+loom::thread_local! {
+    static BLOCK: Cell<Option<BlockThread>> = Cell::new(None);
+}
+
+/// Makes the calling OS thread simulated thread `thread` of a block-mode launch: its lane (for
+/// `task!`, `taskwait!` and the thread identity) and its block. For the rest of the thread.
+pub(crate) fn enter_block_thread(lane: LaneView, block: u32, thread: BlockThread) {
+    let warps_per_block = lane.region().warps_per_block;
+    let t = thread.view.thread;
+    VIEW.with(|c| c.set(lane));
+    IDENT.with(|c| {
+        c.set(Some(Ident {
+            lane: t % WARP_SIZE,
+            warp: block * warps_per_block + t / WARP_SIZE,
+            block,
+            warps_per_block,
+        }))
+    });
+    BLOCK.with(|c| c.set(Some(thread)));
+}
+
+fn block_thread() -> BlockThread {
+    match BLOCK.with(Cell::get) {
+        Some(b) => b,
+        None => panic!("gtap: a block-mode operation outside a block-mode launch"),
+    }
+}
+
+/// The calling thread's block-mode state.
+#[inline]
+pub fn block_view() -> BlockView {
+    block_thread().view
+}
+
+/// A simulated barrier hands a baton through every thread of the block: the block helpers do
+/// their rounds on a copy, between two barriers, instead of one barrier a round.
+pub const CHEAP_BARRIERS: bool = false;
+
+/// The block scheduler's barrier: waits, passing the baton, until every thread of the block
+/// has arrived.
+#[inline]
+pub fn block_barrier() {
+    let b = block_thread();
+    // SAFETY: the baton outlives every thread of the launch (they are scoped inside it).
+    unsafe { &*b.baton }.barrier(b.member);
+}
+
+/// The helpers' barrier. On the CPU it is the same simulated barrier as the scheduler's (the GPU
+/// keeps them apart); correct programs cannot tell.
+#[inline]
+pub fn user_barrier() {
+    block_barrier();
+}
+
+/// The calling thread as a block-mode lane (in the CPU executor, its own lane view).
+#[inline(always)]
+pub fn current_block_lane() -> LaneView {
+    current_lane()
 }
 
 /// The lane polling a task on this thread.

@@ -20,6 +20,11 @@
 //!   `taskwait!` inside a task body reach the runtime without extra parameters. On the GPU it is
 //!   found in shared memory from the thread index; on the CPU a thread-local points to it.
 //! * Thread identity for user code ([`lane_index`], [`warp_index`], [`block_index`]).
+//! * Block mode ([`crate::block`]): [`BlockView`] (the block's shared state, exchange cells and
+//!   lent shared memory, and the thread's index), [`block_barrier`] (the scheduler's),
+//!   [`user_barrier`] (the helpers'), [`current_block_lane`]. On the GPU they are shared memory
+//!   and `barrier.sync`; in the CPU executor a simulated block of OS threads whose barriers pass a
+//!   baton ([`crate::cpu`]).
 
 #[cfg(target_arch = "nvptx64")]
 mod nvptx;
@@ -33,6 +38,21 @@ pub use host::*;
 
 /// Number of lanes in a warp, on the GPU and in the simulated warps of the CPU executor.
 pub const WARP_SIZE: u32 = 32;
+
+/// Where a block-mode thread finds its block's state.
+#[derive(Clone, Copy)]
+pub struct BlockView {
+    /// The block's scheduling state.
+    pub(crate) shared: *const crate::block::BlockShared,
+    /// The threads' exchange cells (`EXCHANGE_BYTES` each, 16-byte aligned).
+    pub(crate) exchange: *mut u8,
+    /// The shared memory lent to tasks (`BLOCK_USER_SHARED_BYTES`, 16-byte aligned).
+    pub(crate) user: *mut u8,
+    /// The calling thread's index in the block.
+    pub(crate) thread: u32,
+    /// Threads in the block.
+    pub(crate) threads: u32,
+}
 
 /// A value the warp's leader lane computes and hands to every lane ([`Warp::leader`]). On the
 /// GPU a lane can only receive another lane's registers one 32-bit word per shuffle, so the

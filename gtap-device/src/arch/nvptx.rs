@@ -5,8 +5,12 @@ use core::arch::{asm, global_asm};
 use core::cell::UnsafeCell;
 use core::sync::atomic::Ordering;
 
-use super::{Broadcast, WARP_SIZE};
-use crate::abi::{lane_area_offset, scratch_area_offset, warp_area_offset};
+use super::{BlockView, Broadcast, WARP_SIZE};
+use crate::abi::{
+    block_area_offset, exchange_area_offset, lane_area_offset, scratch_area_offset,
+    user_area_offset, warp_area_offset,
+};
+use crate::block::BlockShared;
 use crate::lane::Scratch;
 use crate::lane::{LaneCtx, LaneView};
 use crate::region::Region;
@@ -407,6 +411,73 @@ pub fn init_block(region: &Region) {
     unsafe { lane_ctx(t).write(LaneCtx::starting_here()) };
     // SAFETY: every thread of the block reaches this barrier exactly once.
     unsafe { core::arch::nvptx::_syncthreads() };
+}
+
+/// Initialises the block-mode state of the calling block (after [`init_block`]; every thread
+/// calls it once).
+pub fn init_block_mode() {
+    if tid() == 0 {
+        // SAFETY: thread 0 alone writes the block's state before the barrier below; the host
+        // sized the area for block mode (`abi::block_mode_shared_bytes`).
+        unsafe {
+            (smem().add(block_area_offset(ntid())) as *mut BlockShared).write(BlockShared::new())
+        };
+    }
+    block_barrier();
+}
+
+/// The calling thread's block-mode state.
+#[inline(always)]
+pub fn block_view() -> BlockView {
+    let threads = ntid();
+    // SAFETY: offsets inside the block's dynamic shared memory, sized for block mode.
+    unsafe {
+        BlockView {
+            shared: smem().add(block_area_offset(threads)) as *const BlockShared,
+            exchange: smem().add(exchange_area_offset(threads)),
+            user: smem().add(user_area_offset(threads)),
+            thread: tid(),
+            threads,
+        }
+    }
+}
+
+/// Barriers cost a few cycles: the block helpers combine values in rounds between barriers.
+pub const CHEAP_BARRIERS: bool = true;
+
+/// The block scheduler's barrier (`barrier.sync 0`). Not `.aligned` (`bar.sync` is): the warps
+/// reach it from different code (the scheduling warp from its fold, the others straight from
+/// their polls), and a task's threads from wherever their control flow took them.
+#[inline(always)]
+pub fn block_barrier() {
+    // SAFETY: every thread of the block reaches the scheduler's barriers in step.
+    unsafe { asm!("barrier.sync 0;") };
+}
+
+/// The barrier of `gtap::Block::sync` and the helpers (`barrier.sync 1`): a barrier of its own,
+/// so that a helper reached by part of the block can never pair with the scheduler's barrier.
+#[inline(always)]
+pub fn user_barrier() {
+    // SAFETY: a barrier; threads that never arrive make the others wait (documented: the
+    // helpers are collective).
+    unsafe { asm!("barrier.sync 1;") };
+}
+
+/// The calling thread as a block-mode lane: its own context, the block's scheduling state (that
+/// of its first warp) and the block's worker index (its first warp's index).
+#[inline(always)]
+pub fn current_block_lane() -> LaneView {
+    let t = tid();
+    // SAFETY: the host sized the scratch area for every thread of the block.
+    let scratch =
+        unsafe { (smem().add(scratch_area_offset(ntid())) as *mut Scratch).add(t as usize) };
+    LaneView {
+        ctx: lane_ctx(t),
+        shared: warp_shared(0),
+        region: block_region(),
+        warp: ctaid() * (ntid() / WARP_SIZE),
+        scratch,
+    }
 }
 
 /// The lane polling a task on this thread.

@@ -25,7 +25,7 @@ use cudarc::driver::sys::{self, CUdeviceptr};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DriverError, result};
 use gtap_device::abi::{
     LaunchParams, Layout, ROOT_RESULT_BYTES, TraceEvent, WarpStats, WarpTraceMeta,
-    each_entry_param, shared_bytes,
+    block_mode_shared_bytes, each_entry_param, shared_bytes,
 };
 use gtap_device::{DeviceCode, Kernel};
 
@@ -188,8 +188,17 @@ impl Gpu {
             .copied()
             .map(|name| modules.function(name))
             .collect::<Result<_>>()?;
+        // A block-mode runtime gives every kernel the block-mode shared memory (the thread-mode
+        // areas and, after them, the block's state, exchange cells and lent memory).
+        let shared_for = |block: u32| {
+            if config.block_mode {
+                block_mode_shared_bytes(block)
+            } else {
+                shared_bytes(block)
+            }
+        };
         let per_sm =
-            |k: sys::CUfunction, block: u32| Module::blocks_per_sm(k, block, shared_bytes(block));
+            |k: sys::CUfunction, block: u32| Module::blocks_per_sm(k, block, shared_for(block));
         // A persistent grid must be resident as a whole. Kernels differ (registers), so the
         // region is laid out for the kernel that fits the most blocks, and each launch of a
         // default-sized grid uses as many of them as its own kernel keeps resident.
@@ -212,6 +221,13 @@ impl Gpu {
         let watchdog = config.watchdog_period()?;
         let mut kernel_shapes = HashMap::new();
         for (&name, &k) in names.iter().zip(&kernels) {
+            // Beyond 48 KiB of dynamic shared memory (block mode's larger blocks) a kernel must
+            // opt in before it launches.
+            if shared_for(block) > 48 * 1024 && !Module::allow_shared(k, shared_for(block)) {
+                return Err(Error::driver("allowing the kernels their shared memory")(
+                    cudarc::driver::DriverError(sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE),
+                ));
+            }
             let fit = per_sm(k, block);
             if fit == 0 {
                 let largest = (32..block)
@@ -266,7 +282,7 @@ impl Gpu {
             stack_bytes,
             layout,
             block,
-            shared: shared_bytes(block) as u32,
+            shared: shared_for(block) as u32,
             kernel_shapes,
             launches: 0,
             watchdog,

@@ -243,6 +243,20 @@ impl Module {
         }
     }
 
+    /// Lets kernel `f` launch with `shared` bytes of dynamic shared memory: beyond 48 KiB the
+    /// driver asks for this opt-in. Whether the driver accepted.
+    pub(crate) fn allow_shared(f: CUfunction, shared: usize) -> bool {
+        // SAFETY: `f` is a function of a loaded module; the attribute takes a byte count.
+        let ok = unsafe {
+            sys::cuFuncSetAttribute(
+                f,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )
+        };
+        ok.result().is_ok()
+    }
+
     /// Registers per thread the driver gave kernel `f`.
     pub(crate) fn registers(f: CUfunction) -> u32 {
         let mut n = 0i32;

@@ -8,7 +8,12 @@
 //! 3. the direct-call trap, `vis fn NAME(..)` in the value namespace, whose unsatisfiable bound
 //!    reports any direct call with the message of `DirectCall`;
 //! 4. the record-size export: a `#[used]` PTX global on the GPU, a `TASK_RECORDS` entry on the
-//!    host.
+//!    host (thread mode: the record's bytes; block mode: its frame layout, see
+//!    `gtap_device::abi::RecordSize`);
+//! 5. the mode marker, `impl ThreadTask` or `impl BlockTask`, which `task!` and `entry!` bound.
+//!
+//! A block-mode function (`#[gtap::function(block)]`) has its first parameter, the
+//! `&gtap::Block`, taken out of the signature and bound at the top of the body.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -31,15 +36,34 @@ pub(crate) fn expand(
         Err(expansion) => return expansion,
     };
     let body = emitted_body(&lowered);
-    let Lowered { sig, diags, .. } = lowered;
+    let Lowered {
+        sig,
+        diags,
+        mode,
+        block_param,
+        ..
+    } = lowered;
+    let body = match &block_param {
+        Some((pat, ty)) => quote!({
+            let #pat: #ty = ::gtap::__private::block_token();
+            #body
+        }),
+        None => body,
+    };
     let origin = locate(sig.name.span());
-    let items = items(&sig, &body, &origin, diags.has_errors());
+    let items = items(&sig, &body, &origin, diags.has_errors(), mode.is_block());
     let errors = diags.to_compile_errors();
     quote!(#errors #items)
 }
 
 /// The generated items; `errors` adds the allowances that keep an error expansion quiet.
-fn items(sig: &Signature, body: &TokenStream, origin: &Origin, errors: bool) -> TokenStream {
+fn items(
+    sig: &Signature,
+    body: &TokenStream,
+    origin: &Origin,
+    errors: bool,
+    block: bool,
+) -> TokenStream {
     let Signature {
         vis,
         name,
@@ -62,6 +86,11 @@ fn items(sig: &Signature, body: &TokenStream, origin: &Origin, errors: bool) -> 
     let quiet = errors.then(|| quote!(#[allow(unreachable_code, unused)]));
     let symbol = record::symbol(origin, &name_str);
     let record = format_ident!("__GTAP_RECORD_{}", name_str);
+    let (marker, record_size) = if block {
+        (quote!(BlockTask), quote!(block_record_size_u32))
+    } else {
+        (quote!(ThreadTask), quote!(record_bytes_u32))
+    };
     let trap = quote_spanned! {name.span()=>
         #(#cfgs)*
         #[doc(hidden)]
@@ -98,6 +127,9 @@ fn items(sig: &Signature, body: &TokenStream, origin: &Origin, errors: bool) -> 
             }
         }
 
+        #(#cfgs)*
+        impl ::gtap::__private::#marker for #name {}
+
         #trap
 
         // SAFETY (of `export_name`): the symbol is `__gtap_record_` followed by the crate, the
@@ -108,7 +140,7 @@ fn items(sig: &Signature, body: &TokenStream, origin: &Origin, errors: bool) -> 
         #[allow(non_upper_case_globals)]
         #[unsafe(export_name = #symbol)]
         #[used]
-        static #record: u32 = ::gtap::__private::record_bytes_u32::<#name>();
+        static #record: u32 = ::gtap::__private::#record_size::<#name>();
 
         #(#cfgs)*
         #[cfg(not(target_arch = "nvptx64"))]
@@ -117,7 +149,7 @@ fn items(sig: &Signature, body: &TokenStream, origin: &Origin, errors: bool) -> 
         #[linkme(crate = ::gtap::__private::linkme)]
         static #record: ::gtap::__private::HostRecord = ::gtap::__private::HostRecord {
             name: #name_str,
-            bytes: ::gtap::__private::record_bytes_u32::<#name>(),
+            bytes: ::gtap::__private::#record_size::<#name>(),
         };
     }
 }

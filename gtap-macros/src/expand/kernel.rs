@@ -8,6 +8,9 @@
 //!   takes the runtime's launch parameters before `a` and `b` and stores the body's value for
 //!   the host.
 //!
+//! A block-mode kernel (`#[gtap::kernel(block = N)]`) also sets `Kernel::BLOCK_SIZE = N`, which
+//! the host checks against the runtime's block size at launch.
+//!
 //! Both bodies see the launch parameters as `__gtap_launch: &LaunchParams`, through one
 //! identifier that the lowered `entry!` uses too.
 
@@ -17,7 +20,7 @@ use syn::Pat;
 use syn::ext::IdentExt;
 
 use crate::expand::{Lowered, emitted_body, lower_item};
-use crate::parse::FnKind;
+use crate::parse::{FnKind, Mode};
 use crate::validate::signature::{Attrs, Signature};
 
 /// Expands `#[gtap::kernel]`.
@@ -32,16 +35,28 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         block,
         launch,
         diags,
+        mode,
+        ..
     } = lowered;
     let errors = diags.to_compile_errors();
-    let host = host(&sig, &launch, &host_body, diags.has_errors());
+    let threads = match mode {
+        Mode::Block { threads } => threads.unwrap_or(0),
+        Mode::Thread => 0,
+    };
+    let host = host(&sig, &launch, &host_body, diags.has_errors(), threads);
     // The device build of a kernel with errors would only repeat them.
     let device = (!diags.has_errors()).then(|| device(&sig, &launch, &block));
     quote!(#errors #host #device)
 }
 
 /// The host's `struct NAME` and its `Kernel` impl.
-fn host(sig: &Signature, launch: &Ident, body: &TokenStream, errors: bool) -> TokenStream {
+fn host(
+    sig: &Signature,
+    launch: &Ident,
+    body: &TokenStream,
+    errors: bool,
+    threads: u32,
+) -> TokenStream {
     let Signature {
         vis,
         name,
@@ -80,6 +95,7 @@ fn host(sig: &Signature, launch: &Ident, body: &TokenStream, errors: bool) -> To
         #quiet
         impl ::gtap::__private::Kernel for #name {
             const NAME: &'static str = #name_str;
+            const BLOCK_SIZE: u32 = #threads;
             type Args = #args;
             type Output = #output;
             #(#codegen)*

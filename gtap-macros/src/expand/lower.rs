@@ -1,11 +1,15 @@
 //! What `task!`, `taskwait!` and `entry!` become inside a lowered body.
 //!
 //! * `task!([queue(Q),] DST = PATH(ARGS))` →
-//!   `::gtap::__private::spawn::<PATH>(SITE, QUEUE, &raw mut DST, (ARGS,))`
+//!   `::gtap::__private::spawn_thread::<PATH>(SITE, QUEUE, &raw mut DST, (ARGS,))`
 //! * `taskwait!([queue(Q)])` →
 //!   `{ ::gtap::__private::prepare_wait(SITE, QUEUE); ::gtap::__private::Suspend.await; }`
 //! * `entry!([DST =] PATH(ARGS))` →
-//!   `[DST =] ::gtap::__private::entry::<PATH>(LAUNCH, SITE, (ARGS,))`
+//!   `[DST =] ::gtap::__private::entry_thread::<PATH>(LAUNCH, SITE, (ARGS,))`
+//!
+//! In block-mode code (`#[gtap::function(block)]`, `#[gtap::kernel(block = N)]`) the same with
+//! `spawn_block`, `prepare_wait_block` and `entry_block`. The `_thread` and `_block` forms bound
+//! the task function's mode (`ThreadTask`, `BlockTask`), so mixing modes fails to compile.
 //!
 //! `SITE` is a `&'static Site` naming the enclosing function and the macro's line, for the
 //! runtime's error reports.
@@ -66,7 +70,7 @@ fn target(call: &Call) -> TokenStream {
 }
 
 /// The expansion of a checked `task!`.
-pub(crate) fn spawn(site: &Site, spawn: &Spawn) -> TokenStream {
+pub(crate) fn spawn(site: &Site, spawn: &Spawn, block: bool) -> TokenStream {
     let target = target(&spawn.call);
     let queue = queue(spawn.queue.as_ref());
     let dst = match &spawn.dst {
@@ -74,23 +78,38 @@ pub(crate) fn spawn(site: &Site, spawn: &Spawn) -> TokenStream {
         None => quote!(::core::ptr::null_mut()),
     };
     let args = args_tuple(&spawn.call);
-    quote!(::gtap::__private::spawn::<#target>(#site, #queue, #dst, #args))
+    let f = if block {
+        quote!(spawn_block)
+    } else {
+        quote!(spawn_thread)
+    };
+    quote!(::gtap::__private::#f::<#target>(#site, #queue, #dst, #args))
 }
 
 /// The expansion of `taskwait!`.
-pub(crate) fn wait(site: &Site, queue_index: Option<&Expr>) -> TokenStream {
+pub(crate) fn wait(site: &Site, queue_index: Option<&Expr>, block: bool) -> TokenStream {
     let queue = queue(queue_index);
+    let prepare = if block {
+        quote!(prepare_wait_block)
+    } else {
+        quote!(prepare_wait)
+    };
     quote!({
-        ::gtap::__private::prepare_wait(#site, #queue);
+        ::gtap::__private::#prepare(#site, #queue);
         ::gtap::__private::Suspend.await;
     })
 }
 
 /// The expansion of a checked `entry!`; `launch` is the kernel's `&LaunchParams`.
-pub(crate) fn entry(site: &Site, launch: &Ident, entry: &Entry) -> TokenStream {
+pub(crate) fn entry(site: &Site, launch: &Ident, entry: &Entry, block: bool) -> TokenStream {
     let target = target(&entry.call);
     let args = args_tuple(&entry.call);
-    let call = quote!(::gtap::__private::entry::<#target>(#launch, #site, #args));
+    let f = if block {
+        quote!(entry_block)
+    } else {
+        quote!(entry_thread)
+    };
+    let call = quote!(::gtap::__private::#f::<#target>(#launch, #site, #args));
     match &entry.dst {
         Some(d) => quote!(#d = #call),
         None => call,

@@ -11,7 +11,8 @@ use quote::quote;
 use syn::{Block, FnArg, ItemFn, Pat};
 
 use crate::diagnostics::Diagnostics;
-use crate::parse::{FnKind, parse_item};
+use crate::diagnostics::with_help;
+use crate::parse::{FnKind, Mode, parse_item};
 use crate::validate::direct::Known;
 use crate::validate::signature::{self, Signature};
 use crate::walk::{Body, walk};
@@ -25,6 +26,11 @@ pub(crate) struct Lowered {
     /// The kernel's `&LaunchParams` variable (unused by task functions).
     pub launch: Ident,
     pub diags: Diagnostics,
+    /// The execution mode the attribute declared.
+    pub mode: Mode,
+    /// A block-mode task function's first parameter (the `&gtap::Block`), taken out of the
+    /// signature: the body binds it, `task!` does not pass it.
+    pub block_param: Option<(Pat, syn::Type)>,
 }
 
 /// Parses and validates `item` as a `kind` and rewrites its body; `Err` holds the whole
@@ -35,12 +41,17 @@ pub(crate) fn lower_item(
     item: TokenStream,
 ) -> Result<Lowered, TokenStream> {
     let mut diags = Diagnostics::new();
-    let f = match parse_item(kind, attr, item, &mut diags) {
-        Ok(f) => f,
+    let (mut f, mode) = match parse_item(kind, attr, item, &mut diags) {
+        Ok(parsed) => parsed,
         Err(original) => {
             let errors = diags.to_compile_errors();
             return Err(quote!(#errors #original));
         }
+    };
+    let block_param = if kind == FnKind::Task && mode.is_block() {
+        take_block_param(&mut f, &mut diags)
+    } else {
+        None
     };
     let sig = signature::check(kind, &f, &mut diags);
     if f.sig.inputs.iter().any(|a| matches!(a, FnArg::Receiver(_))) {
@@ -49,7 +60,11 @@ pub(crate) fn lower_item(
         return Err(quote!(#errors #stub));
     }
     let mut block = *f.block;
-    let pats: Vec<Pat> = sig.params.iter().map(|p| p.pat.clone()).collect();
+    let pats: Vec<Pat> = block_param
+        .iter()
+        .map(|(p, _)| p.clone())
+        .chain(sig.params.iter().map(|p| p.pat.clone()))
+        .collect();
     let known = Known::collect(kind, &sig.name, &block);
     let launch = launch_ident();
     let body = Body {
@@ -58,6 +73,7 @@ pub(crate) fn lower_item(
         params: &pats,
         known: &known,
         launch: &launch,
+        block_mode: mode.is_block(),
     };
     walk(&body, &mut block, &mut diags);
     Ok(Lowered {
@@ -65,7 +81,30 @@ pub(crate) fn lower_item(
         block,
         launch,
         diags,
+        mode,
+        block_param,
     })
+}
+
+/// Takes a block-mode task function's first parameter, the block token, out of its signature.
+fn take_block_param(f: &mut ItemFn, diags: &mut Diagnostics) -> Option<(Pat, syn::Type)> {
+    let first = f.sig.inputs.first().cloned();
+    match first {
+        Some(FnArg::Typed(t)) if matches!(*t.ty, syn::Type::Reference(_)) => {
+            f.sig.inputs = f.sig.inputs.iter().skip(1).cloned().collect();
+            Some(((*t.pat).clone(), (*t.ty).clone()))
+        }
+        _ => {
+            diags.spanned(
+                &f.sig.ident,
+                with_help(
+                    "a block-mode task function takes the block as its first parameter",
+                    "write `fn name(block: &gtap::Block, ..)`; `task!` does not pass it",
+                ),
+            );
+            None
+        }
+    }
 }
 
 /// The body to emit: the rewritten one, or a diverging stand-in when an error makes it unsound

@@ -4,4 +4,4 @@ pub(crate) mod input;
 pub(crate) mod item;
 
 pub(crate) use input::{EntryInput, TaskInput, WaitInput};
-pub(crate) use item::{FnKind, parse_item};
+pub(crate) use item::{FnKind, Mode, parse_item};

@@ -167,7 +167,7 @@ impl Walker<'_, '_> {
         {
             self.order.spawn(root, place, dst, self.diags);
         }
-        Some(lower::spawn(&self.site(mac), &spawn))
+        Some(lower::spawn(&self.site(mac), &spawn, self.body.block_mode))
     }
 
     /// Visits the index expressions of a destination place (the root is written, not read).
@@ -197,7 +197,11 @@ impl Walker<'_, '_> {
             }
             self.visit_expr_mut(q);
         }
-        Some(lower::wait(&self.site(mac), queue.as_ref()))
+        Some(lower::wait(
+            &self.site(mac),
+            queue.as_ref(),
+            self.body.block_mode,
+        ))
     }
 
     /// A wait was written: the children spawned so far are joined.
@@ -241,7 +245,12 @@ impl Walker<'_, '_> {
         for arg in &mut entry.call.args {
             self.visit_expr_mut(arg);
         }
-        Some(lower::entry(&self.site(mac), self.body.launch, &entry))
+        Some(lower::entry(
+            &self.site(mac),
+            self.body.launch,
+            &entry,
+            self.body.block_mode,
+        ))
     }
 
     /// Another macro's arguments: only the variables it mentions matter (rule 5).

@@ -36,6 +36,8 @@ pub(crate) struct Body<'a> {
     pub(crate) known: &'a Known,
     /// The kernel's `&LaunchParams` variable (unused for task functions).
     pub(crate) launch: &'a Ident,
+    /// Block mode: `task!`, `taskwait!` and `entry!` lower to their block-mode forms.
+    pub(crate) block_mode: bool,
 }
 
 /// Checks `block`, the body of `body`, and lowers its gtap macros in place.

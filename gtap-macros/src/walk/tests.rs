@@ -13,6 +13,7 @@ fn lowered(body: TokenStream) -> (String, Option<String>) {
     let known = Known::collect(FnKind::Task, &name, &block);
     let launch: Ident = syn::parse_quote!(__gtap_launch);
     let body = Body {
+        block_mode: false,
         kind: FnKind::Task,
         name: &name,
         params: &params,

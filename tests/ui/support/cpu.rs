@@ -26,6 +26,22 @@ mod cpu {
         first
     }
 
+    /// Runs the block-mode `kernel` (`block` threads per block) under several seeds and on OS
+    /// threads; all runs must agree.
+    pub fn run_block<K: Kernel + Copy>(kernel: K, block: u32, args: K::Args) -> K::Output
+    where
+        K::Output: PartialEq + core::fmt::Debug,
+    {
+        let config = Config::new().num_queues(2).block_mode().block_size(block).max_tasks_per_warp(256);
+        let run = |mode| Runtime::cpu(mode, &config).expect("CPU runtime").launch(kernel, args).expect("launch").result;
+        let first = run(CpuMode::Deterministic { seed: 0 });
+        for seed in 1..3 {
+            assert_eq!(run(CpuMode::Deterministic { seed }), first, "seed {seed}");
+        }
+        assert_eq!(run(CpuMode::Parallel), first, "parallel");
+        first
+    }
+
     /// Runs `kernel` expecting a device error, and returns it.
     pub fn run_error<K: Kernel + Copy>(kernel: K, args: K::Args) -> DeviceError {
         match runtime(CpuMode::Deterministic { seed: 0 }).launch(kernel, args) {

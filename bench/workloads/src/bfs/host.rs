@@ -12,13 +12,15 @@ use std::vec::Vec;
 use gtap_host::Buffer;
 
 use super::graph::{Graph, grid, rmat};
-use super::{INF, SPLIT, bfs_kernel};
+use super::{BFS_BLOCK, INF, SPLIT, bfs_block_kernel, bfs_kernel};
 use crate::measure::{Sample, Workload, cpu_sample, gpu_sample};
 use crate::resident::Resident;
 
 /// Asynchronous BFS from vertex 0 of a graph, checked vertex by vertex against a queue BFS.
 pub struct Bfs {
     label: String,
+    /// Block mode ([`super::bfs_block`]) rather than thread mode.
+    block: bool,
     graph: Graph,
     source: i32,
     reference: Vec<i32>,
@@ -32,19 +34,35 @@ impl Bfs {
     pub fn rmat(scale: u32, edge_factor: u32) -> Self {
         Self::new(
             format!("bfs_rmat{scale}_thread"),
+            false,
             rmat(scale, edge_factor, 1),
         )
     }
 
     /// The `side x side` grid graph; label `bfs_grid<side>_thread`.
     pub fn grid(side: usize) -> Self {
-        Self::new(format!("bfs_grid{side}_thread"), grid(side))
+        Self::new(format!("bfs_grid{side}_thread"), false, grid(side))
     }
 
-    fn new(label: String, graph: Graph) -> Self {
+    /// [`Bfs::rmat`] in block mode; label `bfs_rmat<scale>_block`.
+    pub fn rmat_block(scale: u32, edge_factor: u32) -> Self {
+        Self::new(
+            format!("bfs_rmat{scale}_block"),
+            true,
+            rmat(scale, edge_factor, 1),
+        )
+    }
+
+    /// [`Bfs::grid`] in block mode; label `bfs_grid<side>_block`.
+    pub fn grid_block(side: usize) -> Self {
+        Self::new(format!("bfs_grid{side}_block"), true, grid(side))
+    }
+
+    fn new(label: String, block: bool, graph: Graph) -> Self {
         let reference = reference_depths(&graph, 0);
         Self {
             label,
+            block,
             graph,
             source: 0,
             reference,
@@ -96,6 +114,14 @@ impl Workload for Bfs {
             256 << 20
         };
         let bytes = (self.graph.col.len() as u64 * 384).clamp(floor, 24 << 30);
+        if self.block {
+            // A block-mode record holds a frame per thread: 32 times the room.
+            let bytes = (self.graph.col.len() as u64 * 384 * 32).clamp(floor, 64 << 30);
+            return gtap_host::Config::new()
+                .block_mode()
+                .block_size(BFS_BLOCK)
+                .max_task_memory_bytes(bytes);
+        }
         gtap_host::Config::new().max_task_memory_bytes(bytes)
     }
 
@@ -110,9 +136,13 @@ impl Workload for Bfs {
             .map_err(err)?;
         let (row, col) = (row.slice(), col.slice());
         let mut depth = rt.alloc_filled(graph.vertices(), INF).map_err(err)?;
-        let run = rt
-            .launch(bfs_kernel, (row, col, depth.slice_mut(), self.source))
-            .map_err(err)?;
+        let args = (row, col, depth.slice_mut(), self.source);
+        let run = if self.block {
+            rt.launch(bfs_block_kernel, args)
+        } else {
+            rt.launch(bfs_kernel, args)
+        }
+        .map_err(err)?;
         let out = rt.download(&depth).map_err(err)?;
         gpu_sample(&run, self.verdict(&out))
     }
@@ -193,13 +223,22 @@ pub fn run_host(g: &Graph, source: i32, parallel: bool) -> Vec<i32> {
 }
 
 /// BFS at the paper's size (`bfs_rmat22_thread`: scale 22, edge factor 16) and on a grid of
-/// 1024 x 1024 vertices (`bfs_grid1024_thread`). `bfs_rmat22_block` has no port (thread mode
-/// only).
+/// 1024 x 1024 vertices (`bfs_grid1024_thread`), in both modes (`_block`).
 pub fn paper() -> Vec<Box<dyn Workload>> {
-    vec![Box::new(Bfs::rmat(22, 16)), Box::new(Bfs::grid(1024))]
+    vec![
+        Box::new(Bfs::rmat(22, 16)),
+        Box::new(Bfs::grid(1024)),
+        Box::new(Bfs::rmat_block(22, 16)),
+        Box::new(Bfs::grid_block(1024)),
+    ]
 }
 
 /// BFS at small sizes, for a quick run on the CPU.
 pub fn quick() -> Vec<Box<dyn Workload>> {
-    vec![Box::new(Bfs::rmat(14, 16)), Box::new(Bfs::grid(128))]
+    vec![
+        Box::new(Bfs::rmat(14, 16)),
+        Box::new(Bfs::grid(128)),
+        Box::new(Bfs::rmat_block(10, 8)),
+        Box::new(Bfs::grid_block(24)),
+    ]
 }

@@ -11,7 +11,7 @@ use gtap_host::Buffer;
 use rayon::prelude::*;
 
 use super::matrix::{Csr, Mt19937, gen_random_csr};
-use super::{RANGE_CUTOFF, spmv_kernel};
+use super::{RANGE_CUTOFF, SPMV_BLOCK, spmv_block_kernel, spmv_kernel};
 use crate::measure::{Sample, Workload, cpu_sample, gpu_sample};
 use crate::resident::Resident;
 
@@ -19,6 +19,8 @@ use crate::resident::Resident;
 /// within `1e-9 * sum_k |a_ik x_k|` (a bound any summation order meets).
 pub struct Spmv {
     label: String,
+    /// Block mode ([`super::range_spmv_block`]) rather than thread mode.
+    block: bool,
     matrix: Csr,
     x: Vec<f64>,
     reference: Vec<f64>,
@@ -52,12 +54,21 @@ impl Spmv {
         };
         Self {
             label,
+            block: false,
             matrix,
             x,
             reference,
             tolerance,
             resident: Resident::default(),
         }
+    }
+
+    /// [`Spmv::new`] in block mode; label `spmv<rows>_block`.
+    pub fn block(rows: usize, avg_nnz: i32) -> Self {
+        let mut s = Self::new(rows, avg_nnz);
+        s.label = s.label.replace("_thread", "_block");
+        s.block = true;
+        s
     }
 
     /// The matrix.
@@ -114,6 +125,15 @@ impl Workload for Spmv {
         // up to one record per row and range may be live. Room for 4 KiB per row, between
         // 256 MiB and 4 GiB.
         let bytes = (self.matrix.rows() as u64 * 4096).clamp(256 << 20, 4 << 30);
+        if self.block {
+            // A block-mode record holds a frame per thread: room for 64 KiB per row, up to
+            // 32 GiB.
+            let bytes = (self.matrix.rows() as u64 * 65536).clamp(256 << 20, 32 << 30);
+            return gtap_host::Config::new()
+                .block_mode()
+                .block_size(SPMV_BLOCK)
+                .max_task_memory_bytes(bytes);
+        }
         gtap_host::Config::new().max_task_memory_bytes(bytes)
     }
 
@@ -137,7 +157,12 @@ impl Workload for Spmv {
             .alloc_filled(m.rows(), f64::from_bits(u64::MAX))
             .map_err(err)?;
         let args = (inputs.0, inputs.1, inputs.2, inputs.3, y.slice_mut());
-        let run = rt.launch(spmv_kernel, args).map_err(err)?;
+        let run = if self.block {
+            rt.launch(spmv_block_kernel, args)
+        } else {
+            rt.launch(spmv_kernel, args)
+        }
+        .map_err(err)?;
         let out = rt.download(&y).map_err(err)?;
         gpu_sample(&run, self.verdict(&out))
     }
@@ -178,13 +203,19 @@ pub fn run_host(a: &Csr, x: &[f64], y: &mut [f64], parallel: bool) {
     range(a, x, y, 0, parallel);
 }
 
-/// SpMV at GTaP's size: `spmv1m_thread` (10^6 rows, about 3 * 10^8 nonzeros, 3.4 GiB).
-/// `spmv1m_block` has no port (thread mode only).
+/// SpMV at GTaP's size: `spmv1m_thread` (10^6 rows, about 3 * 10^8 nonzeros, 3.4 GiB), and
+/// `spmv1m_block`.
 pub fn paper() -> Vec<Box<dyn Workload>> {
-    vec![Box::new(Spmv::new(1_000_000, 300))]
+    vec![
+        Box::new(Spmv::new(1_000_000, 300)),
+        Box::new(Spmv::block(1_000_000, 300)),
+    ]
 }
 
 /// SpMV at a small size, for a quick run on the CPU.
 pub fn quick() -> Vec<Box<dyn Workload>> {
-    vec![Box::new(Spmv::new(20_000, 30))]
+    vec![
+        Box::new(Spmv::new(20_000, 30)),
+        Box::new(Spmv::block(2_000, 30)),
+    ]
 }

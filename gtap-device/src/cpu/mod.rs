@@ -15,6 +15,9 @@
 //!   continuations on different lanes, warps and blocks. A program whose result changes with
 //!   the seed or the queue count depends on scheduling (thread identity across a wait, queue
 //!   choice) and is wrong on the GPU too.
+//!
+//! Block-mode kernels run on simulated blocks of OS threads with real barriers, in both modes
+//! ([`block`]).
 
 use core::sync::atomic::Ordering;
 use core::time::Duration;
@@ -24,6 +27,9 @@ use std::string::{String, ToString};
 use std::sync::mpsc;
 use std::vec;
 use std::vec::Vec;
+
+pub(crate) mod baton;
+pub(crate) mod block;
 
 use crate::Kernel;
 use crate::abi::{

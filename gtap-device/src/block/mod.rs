@@ -1,0 +1,134 @@
+//! Block mode: one task per thread block, every thread of the block working on it.
+//!
+//! A block-mode task function (`#[gtap::function(block)]`) takes a [`Block`] token as its first
+//! parameter; its body runs on every thread of a block at once, so it can use the
+//! block-cooperative helpers of [`Block`] (barriers, reductions, scans, a strided loop, shared
+//! memory). It is the second execution mode of GTaP's specification; the first, thread mode
+//! (one task per thread), is [`crate::scheduler`].
+//!
+//! # Semantics
+//!
+//! * **Per-thread spawns.** Every thread that executes `task!` spawns its own child, and only
+//!   that thread's destination receives the child's result. `if block.thread_index() == 0 {
+//!   task!(..) }` spawns exactly one.
+//! * **Per-thread frames.** Each thread keeps its own future (its locals that live across a
+//!   wait), so a task may resume on another block with every thread's locals intact. A record
+//!   is a header, the task's arguments (written once by the spawning thread; `Copy`), and one
+//!   frame per thread: `frames + threads × stride` bytes ([`crate::abi::RecordSize`]). At the
+//!   task's first poll every thread builds its future from the arguments in its own frame.
+//! * **Thread 0's result.** A block task's result is thread 0's return value; the other
+//!   threads' values are dropped. `entry!` in a block kernel returns thread 0's result of the
+//!   root.
+//! * **Collective waits.** `taskwait!` is reached by every thread of the block, at the same
+//!   wait. Every thread suspends there (a thread cannot know whether the others spawned), the
+//!   block sums the children all threads spawned since the last wait, and the task resumes
+//!   when they have all finished (at once when there are none). Some threads waiting while
+//!   others return, or threads at different waits, is the typed device error
+//!   [`ErrorCode::PartialWait`](crate::abi::ErrorCode::PartialWait), naming the function and
+//!   line of the wait, never a hang.
+//! * **No inline children.** A child cannot run inline on one thread (its body needs the whole
+//!   block), so a spawn that finds no free slot is `PoolExhausted` in block mode.
+//!
+//! # The block worker ([`worker`])
+//!
+//! A block is one worker. It reuses thread mode's machinery through a [`Worker`] with batches
+//! of one task, run by the block's first warp (its *scheduling warp*): the block's queues, pool,
+//! statistics and watchdog status are those of its first warp, and steals pick victims among
+//! the first warps of the blocks. The other warps' queues stay empty; their task slots are lent
+//! through the pool's borrowing ([`crate::pool`]). One step of a block:
+//!
+//! 1. **Find.** The scheduling warp checks the stop word (as a warp does), takes the task its
+//!    last fold kept, or refills (staged ids, the overflow list, its own fullest queue, a
+//!    steal of the oldest id of a victim), and its leader writes the id into the block's
+//!    shared state. Block barrier. Every thread reads the id; after a steal every thread
+//!    issues an acquire fence (the leader's claim was the acquire, the barrier orders it before
+//!    the other threads' reads, as the warp barrier does in thread mode).
+//! 2. **Poll.** Every thread polls its own frame once. Spawns allocate from the block's pool
+//!    stash and stage on the block's queues with the warp-aggregated shared-memory atomics of
+//!    thread mode (`atom.*.cta` reach every warp of a block), so 256 threads spawning at once
+//!    cost a few atomics per warp. Each thread adds the children it spawned to the block's sum
+//!    and counts itself as returned or suspended, then fences (release: its frame, its
+//!    children's records and its result are visible GPU-wide before anything publishes them).
+//! 3. **Verdict.** Block barrier. The other warps go on to the next step's first barrier; the
+//!    scheduling warp's leader (thread 0) checks the collective wait and decides: finished
+//!    (every thread returned, no children outstanding), completing (every thread returned,
+//!    children outstanding: the implicit wait of [`crate::join`]), suspended (every thread at
+//!    the same wait; `pending` = the sum, stored relaxed in the header as in thread mode), poll
+//!    again (every thread at the same wait and no children: the wait is a no-op, and the task
+//!    is the next step's), or dropped (a partial wait: the error is raised; or the launch is
+//!    aborting). It resets the block's counters before the next step's barrier.
+//! 4. **Fold and join.** The scheduling warp folds what the step staged, keeping one id (the
+//!    first child or the continuation) as the next task and publishing the rest with its
+//!    release fence, then frees a finished task and notifies its parent ([`crate::join`],
+//!    unchanged), and restocks the pool stash.
+//!
+//! So a step costs two block barriers, plus those of the helpers the task calls.
+//!
+//! Everything thread mode's invariants rest on holds per block: a task is polled by one worker
+//! at a time; children are staged during the poll and published after it, so none finishes
+//! before its parent's `pending` is stored; a wait's count is the worker's spawn count since
+//! the last wait; the ordering of records, results and ring entries is the fold's fence and the
+//! steal's acquire. The barriers take the place of the warp barriers, and the verdict of the
+//! per-lane `returned`/`prepare_wait` logic. The stop word, error report and statistics are
+//! the same words as in thread mode.
+//!
+//! The CPU executor runs the same code with one OS thread per simulated GPU thread and real
+//! barriers ([`crate::cpu`]).
+
+pub(crate) mod record;
+pub(crate) mod task;
+mod token;
+pub(crate) mod worker;
+
+use crate::arch::LocalU32;
+
+pub use token::{Block, SharedMem, SharedWord};
+
+/// A block's scheduling state shared by its threads (shared memory on the GPU, after the
+/// thread-mode areas: see [`crate::abi::block_mode_shared_bytes`]).
+#[repr(C)]
+pub struct BlockShared {
+    /// The task the block runs this step, [`worker::IDLE`] or [`worker::STOP`]; two slots
+    /// used alternately by step parity, so that the scheduling warp can write the next step's
+    /// while slow threads still read this one's.
+    pub(crate) task: [LocalU32; 2],
+    /// Whether this step's task was stolen (every thread then fences before reading it).
+    pub(crate) stolen: [LocalU32; 2],
+    /// Children the block's threads spawned in the current poll.
+    pub(crate) spawned: LocalU32,
+    /// Threads whose poll returned.
+    pub(crate) returned: LocalU32,
+    /// Threads whose poll suspended at a wait.
+    pub(crate) suspended: LocalU32,
+    /// Low half of the first wait's `Site` address, with bit 0 set (0: no wait yet).
+    pub(crate) wait_lo: LocalU32,
+    /// High half of the first wait's `Site` address.
+    pub(crate) wait_hi: LocalU32,
+    /// Set when a thread suspended at another wait than the first.
+    pub(crate) mismatch: LocalU32,
+    /// Thread 0's resume queue for the wait (a queue, or `record::SPAWN_QUEUE`).
+    pub(crate) resume: LocalU32,
+}
+
+impl BlockShared {
+    /// The state of a block at kernel start.
+    pub const fn new() -> Self {
+        Self {
+            task: [const { LocalU32::new(worker::IDLE) }; 2],
+            stolen: [const { LocalU32::new(0) }; 2],
+            spawned: LocalU32::new(0),
+            returned: LocalU32::new(0),
+            suspended: LocalU32::new(0),
+            wait_lo: LocalU32::new(0),
+            wait_hi: LocalU32::new(0),
+            mismatch: LocalU32::new(0),
+            resume: LocalU32::new(crate::record::SPAWN_QUEUE),
+        }
+    }
+}
+
+impl Default for BlockShared {
+    fn default() -> Self {
+        Self::new()
+    }
+}

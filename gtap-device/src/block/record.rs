@@ -1,0 +1,236 @@
+//! Block-mode task records: the header of thread mode ([`crate::record::Header`]), a prefix, the
+//! task's arguments, then one future frame per thread of the block.
+//!
+//! ```text
+//! [Header 32][Prefix 16][args, padded to 16][frame 0][frame 1] ... [frame threads-1]
+//! ```
+//!
+//! The spawning thread writes the header, the prefix (`started = 0`) and the arguments. At the
+//! task's first poll every thread builds its future from the arguments in its own frame
+//! (`T::start(args)`, so the arguments must be `Copy`); thread 0 sets `started` in the verdict
+//! that follows ([`super::worker`]). A frame never moves, so a future may point into itself and
+//! children write into their spawning thread's locals, as in thread mode.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::sync::atomic::Ordering;
+use core::task::{Context, Poll, Waker};
+
+use crate::abi::{HEADER_BYTES, RecordSize};
+use crate::arch;
+use crate::record::{Header, MAX_ALIGN, PollFn, SPAWN_QUEUE};
+use crate::task::TaskFunction;
+
+/// Bytes between the header and the arguments.
+const PREFIX_BYTES: usize = 16;
+
+/// Where the arguments start.
+const ARGS_OFFSET: usize = HEADER_BYTES + PREFIX_BYTES;
+
+const fn align16(n: usize) -> usize {
+    (n + 15) & !15
+}
+
+/// Where the frames of a record with arguments `A` and future `F` start, and their stride;
+/// `None` when either is aligned beyond 16 bytes.
+pub(crate) const fn layout<A, F>() -> Option<(usize, usize)> {
+    if core::mem::align_of::<A>() > MAX_ALIGN || core::mem::align_of::<F>() > MAX_ALIGN {
+        return None;
+    }
+    Some((
+        align16(ARGS_OFFSET + core::mem::size_of::<A>()),
+        align16(if core::mem::size_of::<F>() == 0 {
+            1
+        } else {
+            core::mem::size_of::<F>()
+        }),
+    ))
+}
+
+/// Bytes of a record with arguments `A` and future `F` in blocks of `threads` threads.
+pub(crate) const fn record_bytes<A, F>(threads: u32) -> Option<usize> {
+    match layout::<A, F>() {
+        Some((frames, stride)) => Some(frames + threads as usize * stride),
+        None => None,
+    }
+}
+
+/// The export of block-mode task function `T`'s record size ([`RecordSize::block`]).
+pub const fn record_size_u32<T: TaskFunction>() -> u32 {
+    const fn of<A, F: Future>(_start: fn(A) -> F) -> u32 {
+        match layout::<A, F>() {
+            Some((frames, stride)) => RecordSize::block(frames as u32, stride as u32),
+            None => crate::abi::OVER_ALIGNED,
+        }
+    }
+    of(T::start)
+}
+
+#[inline(always)]
+fn prefix(h: *mut Header) -> *mut u32 {
+    (h as *mut u8).wrapping_add(HEADER_BYTES) as *mut u32
+}
+
+/// Writes a new block-mode record for `T(args)` into slot `h`.
+///
+/// # Safety
+/// `h` is a free slot, owned by the caller, of at least `record_bytes::<T::Args, F>(threads)`
+/// bytes for the launch's block size, where `F` is `T`'s future.
+#[inline(always)]
+pub(crate) unsafe fn write<T: TaskFunction>(
+    h: *mut Header,
+    args: T::Args,
+    dst: *mut T::Output,
+    parent: u32,
+    queue: u32,
+) {
+    // As `crate::record::write`: plain fields first, `pending` atomically (see "Recycled slots"
+    // in `crate::join`).
+    // SAFETY: per the contract, the slot is free and large enough, and nobody else sees it.
+    unsafe {
+        (&raw mut (*h).poll).write(poll_fn::<T>());
+        (&raw mut (*h).dst).write(dst as *mut u8);
+        (&raw mut (*h).parent).write(parent);
+        (&raw mut (*h).queue).write(queue);
+        (&raw mut (*h).resume).write(SPAWN_QUEUE);
+        (*h).pending.store(0, Ordering::Relaxed);
+        prefix(h).write(0);
+        ((h as *mut u8).add(ARGS_OFFSET) as *mut T::Args).write(args);
+    }
+}
+
+/// Marks the record's frames as built (thread 0, in the verdict after the first poll).
+///
+/// # Safety
+/// `h` is a block-mode record owned by the calling block.
+#[inline(always)]
+pub(crate) unsafe fn set_started(h: *mut Header) {
+    // SAFETY: per the contract; only thread 0 writes it, between two block barriers.
+    unsafe { prefix(h).write(1) };
+}
+
+/// The poll shim [`write`] stores in the records of block-mode task function `T`.
+#[inline(always)]
+pub(crate) fn poll_fn<T: TaskFunction>() -> PollFn {
+    const fn of<T, A, F>(_start: fn(A) -> F) -> PollFn
+    where
+        T: TaskFunction,
+        F: Future<Output = T::Output>,
+    {
+        poll_shim::<T, F>
+    }
+    of::<T, T::Args, _>(T::start)
+}
+
+/// Polls the calling thread's frame of a record of `T`: [`poll_fn::<T>()`](poll_fn) as a direct
+/// call that inlines.
+///
+/// # Safety
+/// `h` is a record written by [`write`] for `T`, run by the calling block.
+#[inline(always)]
+pub(crate) unsafe fn poll_as<T: TaskFunction>(h: *mut Header) -> bool {
+    #[inline(always)]
+    unsafe fn with<T, A, F>(_start: fn(A) -> F, h: *mut Header) -> bool
+    where
+        T: TaskFunction,
+        F: Future<Output = T::Output>,
+    {
+        // SAFETY: per `poll_as`'s contract, `h` holds a `T` record with future `F`.
+        unsafe { poll_frame::<T, F>(h) }
+    }
+    // SAFETY: as above.
+    unsafe { with::<T, T::Args, _>(T::start, h) }
+}
+
+/// Out of line, one instance per crate, and named `poll_shim` like thread mode's: `gtap-builder`
+/// finds the task functions a kernel reaches by that name (see `crate::record`).
+#[inline(never)]
+unsafe fn poll_shim<T, F>(h: *mut Header) -> bool
+where
+    T: TaskFunction,
+    F: Future<Output = T::Output>,
+{
+    // SAFETY: the caller's contract is `poll_frame`'s.
+    unsafe { poll_frame::<T, F>(h) }
+}
+
+/// Builds `T`'s future from `args` at `frame`. Written through an inferred pointer type, so the
+/// future is stored as the very type `T::start` returns.
+///
+/// # Safety
+/// `frame` is valid for writes of that future and aligned for it.
+#[inline(always)]
+unsafe fn start_into<T: TaskFunction>(args: T::Args, frame: *mut u8) {
+    let fut = T::start(args);
+    // SAFETY: per the contract.
+    unsafe { core::ptr::write(frame.cast(), fut) };
+}
+
+/// Polls the calling thread's frame once. Returns `true` when its future completed (thread 0's
+/// result is then in the destination).
+///
+/// # Safety
+/// `h` is a record written by [`write`] for `T`, whose future type is `F`, run by the calling
+/// block; every thread of the block polls its own frame.
+#[inline(always)]
+unsafe fn poll_frame<T, F>(h: *mut Header) -> bool
+where
+    T: TaskFunction,
+    F: Future<Output = T::Output>,
+{
+    let lane = arch::current_block_lane();
+    // SAFETY: the polling thread owns its context.
+    unsafe { lane.ctx() }.info = &T::INFO;
+    let Some((frames, stride)) = layout::<T::Args, F>() else {
+        // Never written: the spawn checked the layout.
+        return false;
+    };
+    let thread = arch::block_view().thread as usize;
+    let frame = (h as *mut u8).wrapping_add(frames + thread * stride) as *mut F;
+    // SAFETY: the record is the block's while it runs it; `started` is written by thread 0
+    // only between the block barriers around the verdict, never during a poll.
+    if unsafe { prefix(h).read() } == 0 {
+        // SAFETY: the arguments are `Copy` (`BlockTask`), written by the spawner; the frame
+        // lies inside the slot (checked at the spawn) and is this thread's alone.
+        unsafe {
+            let args = ((h as *const u8).add(ARGS_OFFSET) as *const T::Args).read();
+            start_into::<T>(args, frame as *mut u8);
+        }
+    }
+    // SAFETY: the record is the block's while it polls it.
+    let dst = unsafe { (*h).dst } as *mut T::Output;
+    let mut cx = Context::from_waker(Waker::noop());
+    // SAFETY: the frame was built by `start_into::<T>`, whose future type `F` is (this shim is
+    // instantiated from `T::start`), and never moves.
+    match unsafe { Pin::new_unchecked(&mut *frame) }.poll(&mut cx) {
+        Poll::Ready(v) => {
+            // SAFETY: as in `crate::record::poll_future`: `dst` is null or a live `T::Output`
+            // of the spawning thread's frame (or the root result); only thread 0 writes it.
+            unsafe {
+                if thread == 0 && !dst.is_null() {
+                    dst.write(v);
+                } else {
+                    drop(v);
+                }
+                core::ptr::drop_in_place(frame);
+            }
+            true
+        }
+        Poll::Pending => false,
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_follow_the_arguments_16_byte_aligned() {
+        assert_eq!(layout::<(u32,), [u8; 40]>(), Some((64, 48)));
+        assert_eq!(layout::<(u64, u64, u64), u8>(), Some((80, 16)));
+        assert_eq!(record_bytes::<(u32,), [u8; 40]>(4), Some(64 + 4 * 48));
+        #[repr(align(32))]
+        struct Wide;
+        assert_eq!(layout::<(u32,), Wide>(), None);
+    }
+}

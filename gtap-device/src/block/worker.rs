@@ -1,0 +1,326 @@
+//! The block-mode worker: one block, one task at a time (the step protocol is in the
+//! [module docs](super)).
+
+use crate::abi::{ErrorCode, WarpState};
+use crate::arch::{self, Warp};
+use crate::error::{Failure, raise};
+use crate::join::{self, Done};
+use crate::queue::{self, Batch};
+use crate::record::{COMPLETING, NONE};
+use crate::scheduler::{Found, STOP_CHECK_STEPS, Step, Worker};
+use crate::task::TaskFunction;
+
+use super::{BlockShared, record, task};
+
+/// [`BlockShared::task`]: nothing to run this step.
+pub(crate) const IDLE: u32 = NONE;
+/// [`BlockShared::task`]: the launch is over.
+pub(crate) const STOP: u32 = NONE - 1;
+
+/// Thread 0's verdict on a poll of the block's task.
+const FINISHED: u32 = 1;
+/// Every thread returned; children spawned after the last wait still run (the implicit wait).
+const CHILDREN_LEFT: u32 = 2;
+/// Every thread suspended at the same wait, with children outstanding.
+const SUSPENDED: u32 = 3;
+/// Every thread suspended at the same wait, with no children: poll again at once.
+const POLL_AGAIN: u32 = 4;
+/// The launch is aborting (a device error, here or elsewhere): leave the task.
+const DROPPED: u32 = 5;
+
+/// A block's worker. Every thread of the block runs one, in step; the threads of the block's
+/// first warp also hold the scheduling [`Worker`].
+pub struct BlockWorker<'w> {
+    scheduler: Option<Worker<'w, 1>>,
+    /// This thread's step count (the parity picks the task slot of [`BlockShared`]).
+    steps: u32,
+}
+
+impl<'w> BlockWorker<'w> {
+    /// The worker of the calling thread; `warp` is the block's first warp on the threads that
+    /// schedule for the block (on the GPU the first warp's threads, in the CPU executor thread
+    /// 0, which runs the simulated warp), `None` on the others.
+    pub fn new(warp: Option<&'w Warp>) -> Self {
+        Self {
+            scheduler: warp.map(Worker::new),
+            steps: 0,
+        }
+    }
+
+    /// Creates the root task with `create` (block 0's scheduling warp only).
+    pub(crate) fn start_root(&mut self, create: impl FnOnce(&Warp)) {
+        if let Some(s) = &mut self.scheduler {
+            s.start_root(create);
+        }
+    }
+
+    /// Runs steps until the launch stops, backing off while idle, then records statistics.
+    pub fn run<R: TaskFunction>(mut self) {
+        let mut idle_ns = 32;
+        loop {
+            let start = arch::clock();
+            match self.step::<R>() {
+                Step::Worked => idle_ns = 32,
+                Step::Idle => {
+                    arch::backoff(idle_ns);
+                    idle_ns = (idle_ns * 2).min(4096);
+                    let idle = arch::clock().wrapping_sub(start);
+                    if let Some(s) = &self.scheduler {
+                        s.count(|st| st.cycles_idle += idle);
+                    }
+                }
+                Step::Stopped => break,
+            }
+        }
+        if let Some(s) = &self.scheduler {
+            s.finish();
+        }
+    }
+
+    /// One step of the block (collective: every thread of the block calls it).
+    pub fn step<R: TaskFunction>(&mut self) -> Step {
+        let view = arch::block_view();
+        // SAFETY: the block's shared state lives as long as the kernel.
+        let shared = unsafe { &*view.shared };
+        let slot = (self.steps & 1) as usize;
+        self.steps = self.steps.wrapping_add(1);
+        let start = arch::clock();
+        if let Some(s) = &mut self.scheduler {
+            let (task, stolen) = find(s);
+            let warp = s.warp();
+            warp.each(Warp::splat(()), |lane, ()| {
+                if lane == 0 {
+                    shared.task[slot].store(task);
+                    shared.stolen[slot].store(stolen as u32);
+                }
+            });
+        }
+        arch::block_barrier();
+        let task = shared.task[slot].load();
+        if task == STOP {
+            return Step::Stopped;
+        }
+        if task == IDLE {
+            return Step::Idle;
+        }
+        if shared.stolen[slot].load() != 0 {
+            // Acquire, by every thread: the scheduling warp's claim read the victim's
+            // publication, and the barrier above ordered it before this fence.
+            arch::fence();
+        }
+        let polls = arch::clock();
+        poll::<R>(task, shared);
+        // Release, by every thread: its frame, its children's records and (thread 0) the result
+        // are visible GPU-wide before the fold publishes or the joins notify.
+        arch::fence();
+        arch::block_barrier();
+        let ended = arch::clock();
+        if let Some(s) = &mut self.scheduler {
+            let warp = s.warp();
+            let verdict = warp.leader(|| judge(task, shared, view.threads));
+            settle(s, task, verdict);
+            let now = arch::clock();
+            s.count(|st| {
+                st.tasks += 1;
+                st.steps += 1;
+                st.cycles_running += ended.wrapping_sub(polls);
+                st.cycles_scheduling += polls.wrapping_sub(start) + now.wrapping_sub(ended);
+            });
+        }
+        Step::Worked
+    }
+}
+
+/// Scheduling warp: the next task (or [`IDLE`], [`STOP`]) and whether it was stolen.
+fn find(s: &mut Worker<'_, 1>) -> (u32, bool) {
+    let warp = s.warp();
+    let region = warp.region();
+    s.steps = s.steps.wrapping_add(1);
+    if s.batch.len == 0 || s.steps.is_multiple_of(STOP_CHECK_STEPS) {
+        if s.batch.len != 0 {
+            s.publish(WarpState::Working);
+        }
+        if warp.leader(|| region.control().stopping() as u32) != 0 {
+            return (STOP, false);
+        }
+    }
+    let mut stolen = false;
+    if s.batch.len == 0 {
+        match s.refill_from() {
+            Found::Nothing => {
+                s.publish(WarpState::Searching);
+                return (IDLE, false);
+            }
+            found => stolen = found == Found::Stolen,
+        }
+    }
+    let task = warp.leader(|| first(s.batch.ids));
+    s.batch.len = 0;
+    (task, stolen)
+}
+
+/// Lane 0's id of a batch.
+#[inline(always)]
+fn first(ids: crate::arch::Lanes<u32>) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        ids
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        ids[0]
+    }
+}
+
+/// Every thread: polls its frame of `task` once and counts how it ended.
+#[inline(always)]
+fn poll<R: TaskFunction>(task: u32, shared: &BlockShared) {
+    let lane = arch::current_block_lane();
+    let region = lane.region();
+    // SAFETY: the calling thread owns its context.
+    let ctx = unsafe { lane.ctx() };
+    ctx.task = task;
+    ctx.spawned = 0;
+    ctx.flags = 0;
+    let h = region.header(task);
+    // SAFETY: the block claimed `task` and its record is visible (see the module docs).
+    let poll = unsafe { (*h).poll };
+    // SAFETY: `poll` is the block-mode shim written with this record; compared with the root
+    // function's to call it directly, as thread mode does.
+    let outcome = arch::guard(|| unsafe {
+        if core::ptr::fn_addr_eq(poll, record::poll_fn::<R>()) {
+            record::poll_as::<R>(h)
+        } else {
+            poll(h)
+        }
+    });
+    // SAFETY: as above.
+    let ctx = unsafe { lane.ctx() };
+    if ctx.spawned > 0 {
+        shared.spawned.fetch_add(ctx.spawned);
+    }
+    match outcome {
+        Some(true) => {
+            shared.returned.fetch_add(1);
+        }
+        Some(false) => {
+            shared.suspended.fetch_add(1);
+        }
+        // A panic: the launch is aborting.
+        None => {}
+    }
+    ctx.task = NONE;
+}
+
+/// The scheduling warp's leader (thread 0), after the poll's barrier: decides what happens to
+/// `task` (the collective-wait check) and resets the counters for the next poll, which starts
+/// after the next step's barrier.
+fn judge(task: u32, shared: &BlockShared, threads: u32) -> u32 {
+    let lane = arch::current_block_lane();
+    let region = lane.region();
+    let h = region.header(task);
+    let (spawned, returned, suspended) = (
+        shared.spawned.load(),
+        shared.returned.load(),
+        shared.suspended.load(),
+    );
+    let wait = task::first_wait(shared);
+    let mismatch = shared.mismatch.load() != 0;
+    let resume = shared.resume.load();
+    for counter in [
+        &shared.spawned,
+        &shared.returned,
+        &shared.suspended,
+        &shared.wait_lo,
+        &shared.mismatch,
+    ] {
+        counter.store(0);
+    }
+    shared.resume.store(crate::record::SPAWN_QUEUE);
+    // SAFETY: the record is the block's; thread 0 alone writes its header after the poll's
+    // barrier, and the next poll reads `started` after the next step's barrier.
+    unsafe { record::set_started(h) };
+    if region.control().aborted() {
+        return DROPPED;
+    }
+    let pending = |resume| {
+        // SAFETY: as above; the children are staged, not published, so none can decrement
+        // `pending` before the fold (see `crate::join`).
+        unsafe {
+            (*h).resume = resume;
+            (*h).pending
+                .store(spawned, core::sync::atomic::Ordering::Relaxed);
+        }
+    };
+    if returned == threads {
+        if spawned == 0 {
+            return FINISHED;
+        }
+        pending(COMPLETING);
+        return CHILDREN_LEFT;
+    }
+    if suspended == threads && !mismatch {
+        if spawned == 0 {
+            return POLL_AGAIN;
+        }
+        pending(resume);
+        return SUSPENDED;
+    }
+    // Not every thread reached the same wait: a device error, never a hang.
+    let site = wait.unwrap_or(&UNKNOWN_WAIT);
+    let mut f = Failure::at(
+        ErrorCode::PartialWait,
+        site,
+        suspended as u64,
+        threads as u64,
+    );
+    f.message = Some(if mismatch {
+        "the block's threads reached different waits"
+    } else {
+        "the other threads returned instead of waiting"
+    });
+    raise(f);
+    DROPPED
+}
+
+/// The site named when no thread of a failed poll reached a wait (cannot happen: a partial
+/// wait has at least one waiting thread; kept so the error path needs no unwrap).
+static UNKNOWN_WAIT: crate::task::Site = crate::task::Site {
+    function: "?",
+    file: "?",
+    line: 0,
+};
+
+/// Scheduling warp, after the verdict: fold what the step staged (keeping one task for the next
+/// step), free a finished task and notify its parent, restock the pool. A task to poll again
+/// (a wait without children) is the next step's task.
+fn settle(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
+    let warp = s.warp();
+    let region = warp.region();
+    if verdict == POLL_AGAIN {
+        s.batch = Batch {
+            ids: warp.lanes(|lane| if lane == 0 { task } else { NONE }),
+            len: 1,
+            queue: 0,
+        };
+        return;
+    }
+    let finished = verdict == FINISHED;
+    let done = warp.lanes(|lane| {
+        if lane == 0 && finished {
+            // SAFETY: the finished task's header is the block's until it is freed below.
+            Done {
+                task,
+                parent: unsafe { (*region.header(task)).parent },
+            }
+        } else {
+            Done::NOTHING
+        }
+    });
+    s.batch = queue::fold::<1>(warp, finished);
+    if finished {
+        join::complete(warp, done);
+        warp.sync();
+    }
+    s.restock();
+}

@@ -1,0 +1,105 @@
+//! Block-mode fixtures: kernels that break the collective-wait rule on purpose, and a program
+//! that uses every block helper, checked against a sequential computation.
+
+/// Threads per block of the block-mode fixtures.
+pub const BLOCK: u32 = 64;
+
+/// Thread 0 returns early while the others wait (`early = true`), or threads reach two
+/// different waits (`early = false`): a partial wait, reported as a typed device error.
+#[gtap::function(block)]
+pub fn partial_wait(block: &gtap::Block, early: bool) -> u32 {
+    let mut x = 0;
+    if block.thread_index() == 0 {
+        if early {
+            return 1;
+        }
+        gtap::task!(x = one());
+        gtap::taskwait!();
+        return x;
+    }
+    gtap::taskwait!();
+    x
+}
+
+/// A leaf block task.
+#[gtap::function(block)]
+pub fn one(block: &gtap::Block) -> u32 {
+    block.sum(1) / block.size()
+}
+
+/// Root of [`partial_wait`].
+#[gtap::kernel(block = 64)]
+pub fn partial_wait_kernel(early: bool) -> u32 {
+    gtap::entry!(partial_wait(early))
+}
+
+/// Every helper at once, on values that depend on the thread: returns (thread 0's view of) a
+/// checksum of the results, and spawns `depth` levels of children from every thread whose
+/// index is a multiple of 16, so that per-thread spawns and results are exercised too.
+#[gtap::function(block)]
+pub fn helpers(block: &gtap::Block, depth: u32, salt: u32) -> u64 {
+    let t = block.thread_index();
+    let v = (t as u64 + 1) * (salt as u64 + 3);
+    let sum = block.sum(v);
+    let min = block.min(v);
+    let max = block.max(v);
+    let from7 = block.broadcast(v, 7);
+    let before = block.prefix_sum(v);
+    let upto = block.inclusive_scan(v, |a, b| a + b);
+    let mut strided = 0u64;
+    block.for_each(0..1000, |i| strided += i as u64);
+    let strided = block.sum(strided);
+    // Shared memory: every thread writes its word, reads its neighbour's after a barrier.
+    let neighbour = block.shared(|mem: &gtap::SharedMem<u32>| {
+        mem.store(t as usize, t * 3);
+        block.sync();
+        let n = mem.load(((t + 1) % block.size()) as usize);
+        block.sync();
+        n
+    });
+    let ok = before + v == upto && neighbour == ((t + 1) % block.size()) * 3;
+    let all_ok = block.min(ok as u32);
+    let mut children = [0u64; 1];
+    if depth > 0 && t.is_multiple_of(16) {
+        gtap::task!(children[0] = helpers(depth - 1, salt + t));
+    }
+    gtap::taskwait!();
+    // Every spawning thread got its own child's result: sum them over the block.
+    let below = block.sum(children[0]);
+    sum ^ min.rotate_left(8)
+        ^ max.rotate_left(16)
+        ^ from7.rotate_left(24)
+        ^ strided.rotate_left(32)
+        ^ (all_ok as u64).rotate_left(40)
+        ^ below.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// Root of [`helpers`].
+#[gtap::kernel(block = 64)]
+pub fn helpers_kernel(depth: u32, salt: u32) -> u64 {
+    gtap::entry!(helpers(depth, salt))
+}
+
+/// Sequential reference of [`helpers`] for blocks of `threads` threads.
+pub fn helpers_seq(depth: u32, salt: u32, threads: u32) -> u64 {
+    let v = |t: u32| (t as u64 + 1) * (salt as u64 + 3);
+    let sum: u64 = (0..threads).map(v).sum();
+    let min = v(0);
+    let max = v(threads - 1);
+    let from7 = v(7 % threads);
+    let strided: u64 = (0..1000u64).sum();
+    let below: u64 = if depth > 0 {
+        (0..threads)
+            .filter(|t| t % 16 == 0)
+            .map(|t| helpers_seq(depth - 1, salt + t, threads))
+            .fold(0u64, |a, b| a.wrapping_add(b))
+    } else {
+        0
+    };
+    sum ^ min.rotate_left(8)
+        ^ max.rotate_left(16)
+        ^ from7.rotate_left(24)
+        ^ strided.rotate_left(32)
+        ^ 1u64.rotate_left(40)
+        ^ below.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}

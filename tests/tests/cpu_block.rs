@@ -1,0 +1,122 @@
+//! Block mode on the CPU executor: every block-mode example against its sequential reference,
+//! in the deterministic mode over several seeds and queue counts and in parallel mode, and the
+//! typed errors of block mode (a partial wait, a block size the kernel was not built for).
+
+use gtap_examples::integrate_block;
+use gtap_host::{Config, CpuMode, Runtime};
+
+/// A block-mode runtime of `block` threads per block: 2 blocks in the deterministic mode.
+fn deterministic(seed: u64, queues: u32, block: u32) -> Runtime {
+    Runtime::cpu(
+        CpuMode::Deterministic { seed },
+        &Config::new()
+            .block_mode()
+            .block_size(block)
+            .num_queues(queues)
+            .max_tasks_per_warp(queues * 128),
+    )
+    .expect("CPU runtime")
+}
+
+fn parallel(block: u32) -> Runtime {
+    Runtime::cpu(
+        CpuMode::Parallel,
+        &Config::new().block_mode().block_size(block).grid_size(2),
+    )
+    .expect("CPU runtime")
+}
+
+#[test]
+fn integrate_block_matches_reference_exactly() {
+    let block = integrate_block::BLOCK;
+    let want = integrate_block::integrate_block_seq(-1.0, 1.0, 1e-8, block);
+    for (seed, q) in [(1, 1), (2, 2), (3, 1)] {
+        let got = deterministic(seed, q, block)
+            .launch(integrate_block::integrate_block_kernel, (-1.0, 1.0, 1e-8))
+            .unwrap();
+        assert_eq!(
+            got.result.to_bits(),
+            want.to_bits(),
+            "seed {seed}, {q} queues: {} vs {want}",
+            got.result
+        );
+        assert!(
+            got.stats.tasks_spawned > 20,
+            "{} tasks",
+            got.stats.tasks_spawned
+        );
+    }
+    let got = parallel(block)
+        .launch(integrate_block::integrate_block_kernel, (-1.0, 1.0, 1e-8))
+        .unwrap();
+    assert_eq!(got.result.to_bits(), want.to_bits());
+    assert!((want - 200.0 * 100f64.atan()).abs() < 1e-2, "{want}");
+}
+
+#[test]
+fn every_helper_and_per_thread_spawns_match_the_sequential_reference() {
+    use gtap_tests::block::{BLOCK, helpers_kernel, helpers_seq};
+    let want = helpers_seq(2, 5, BLOCK);
+    for seed in [1, 2] {
+        let got = deterministic(seed, 1, BLOCK)
+            .launch(helpers_kernel, (2, 5))
+            .unwrap();
+        assert_eq!(got.result, want, "seed {seed}");
+        // 1 root, 4 children (threads 0, 16, 32, 48), 16 grandchildren.
+        assert_eq!(got.stats.tasks_spawned, 21, "seed {seed}");
+    }
+    let got = parallel(BLOCK).launch(helpers_kernel, (2, 5)).unwrap();
+    assert_eq!(got.result, want, "parallel");
+}
+
+#[test]
+fn a_wait_reached_by_part_of_the_block_is_a_typed_error_then_the_runtime_runs_on() {
+    use gtap_host::{DeviceErrorKind, Error};
+    use gtap_tests::block::{BLOCK, helpers_kernel, helpers_seq, partial_wait_kernel};
+    for mut rt in [deterministic(3, 1, BLOCK), parallel(BLOCK)] {
+        // (thread 0 returns early, the message's case, threads that suspended at a wait)
+        for (early, case, waited) in [
+            (true, "returned instead of waiting", BLOCK - 1),
+            (false, "different waits", BLOCK),
+        ] {
+            let Err(Error::Device(e)) = rt.launch(partial_wait_kernel, (early,)) else {
+                panic!("a partial wait must fail");
+            };
+            assert_eq!(e.kind, DeviceErrorKind::PartialWait);
+            assert_eq!(e.task, "partial_wait");
+            assert!(e.file.ends_with("src/block.rs"), "{}", e.file);
+            // The first wait some thread reached: thread 0's (line 17) or the others' (line 20).
+            assert!([17, 20].contains(&e.line), "line {}", e.line);
+            assert!(e.message.contains(case), "{e}");
+            assert_eq!(e.limit, BLOCK as u64);
+            assert_eq!(e.value, waited as u64, "{e}");
+            let text = e.to_string();
+            assert!(text.contains("every thread of the block"), "{text}");
+        }
+        let got = rt.launch(helpers_kernel, (1, 2)).unwrap();
+        assert_eq!(got.result, helpers_seq(1, 2, BLOCK));
+    }
+}
+
+#[test]
+fn a_block_kernel_needs_a_block_mode_runtime_of_its_block_size() {
+    use gtap_host::Error;
+    use gtap_tests::block::helpers_kernel;
+    let mut wrong = deterministic(1, 1, 128);
+    match wrong.launch(helpers_kernel, (0, 1)) {
+        Err(Error::BlockSizeMismatch {
+            kernel_block: 64,
+            runtime_block: 128,
+            ..
+        }) => {}
+        other => panic!("expected BlockSizeMismatch, got {other:?}"),
+    }
+    let mut thread_mode =
+        Runtime::cpu(CpuMode::Deterministic { seed: 1 }, &Config::new()).expect("CPU runtime");
+    match thread_mode.launch(helpers_kernel, (0, 1)) {
+        Err(e @ Error::NotBlockMode { .. }) => {
+            assert!(e.to_string().contains("block_mode()"), "{e}")
+        }
+        other => panic!("expected NotBlockMode, got {other:?}"),
+    }
+}
