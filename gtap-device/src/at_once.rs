@@ -1,5 +1,5 @@
-//! Lazy task creation on the parallel CPU executor: a child polled at once, in the spawning
-//! lane, instead of queued.
+//! A child polled at once, in the spawning lane, instead of queued: lazy task creation on the
+//! parallel CPU executor, and child-first schedules in the deterministic one.
 //!
 //! On a GPU a spawn is cheap next to what a warp gains from running 32 tasks side by side; on a
 //! CPU core a task's trip through the scheduler (a step, the fold, a steal, the join) costs far
@@ -28,14 +28,22 @@
 //! after the current step's poll, as every child does; a child that finished inside its
 //! parent's poll has no outstanding children and notifies no one. Completing a child before its
 //! parent continues is one of the schedules the rules allow (it is what an inline child does).
-//! The deterministic executor and the GPU never nest (this module is host-only, and the option
-//! is set only by [`crate::cpu`]'s parallel mode).
+//! The GPU never nests (this module is host-only).
+//!
+//! **Child-first schedules.** The deterministic executor uses the same mechanism to explore
+//! schedules ([`OPT_CHILD_FIRST`](crate::abi::OPT_CHILD_FIRST)): at spawns its seed picks, the
+//! child runs at once, before its parent goes on, where the queues alone always run a parent up
+//! to its wait first. A program that reads what a child writes before the wait that joins it
+//! (through a buffer, where the macros cannot see it) then gives different results under
+//! different seeds, and `check_schedules` reports it.
 
 use core::future::Future;
 use core::sync::atomic::Ordering;
 
 use crate::join;
 use crate::lane::{FAILED, INLINE, LaneView};
+use crate::math::XorShift64;
+use crate::record::NONE;
 use crate::task::{TaskFunction, inline_stack_need};
 use crate::{pool, queue, record};
 
@@ -61,6 +69,20 @@ std::thread_local! {
     /// Children this thread has polled at once (in this launch: the executor's worker threads
     /// live for one launch), and how many of them returned with children still outstanding.
     static OUTCOMES: core::cell::Cell<(u32, u32)> = const { core::cell::Cell::new((0, 0)) };
+    /// The deterministic executor's generator of child-first choices ([`coin`]), once seeded.
+    static COIN: core::cell::Cell<Option<XorShift64>> = const { core::cell::Cell::new(None) };
+}
+
+/// The deterministic executor's choice for one spawn: whether its child runs first. Drawn from
+/// a generator seeded with the launch's seed on the thread's first draw (the deterministic
+/// executor runs a launch on a thread of its own, so the draws are the same every run).
+fn coin(seed: u32) -> bool {
+    let mut rng = COIN
+        .get()
+        .unwrap_or(XorShift64::new((seed as u64) << 32 | 0x2545_f491));
+    let heads = rng.next_u64() >> 63 == 0;
+    COIN.set(Some(rng));
+    heads
 }
 
 /// Whether polling children at once still pays on this thread. It pays for fork-join
@@ -179,20 +201,28 @@ where
     F: Future<Output = T::Output>,
 {
     let region = lane.region();
-    if !region.lazy_spawn() {
+    let (lazy, child_first) = (region.lazy_spawn(), region.child_first());
+    if !lazy && !child_first {
         return Some(fut);
     }
     // SAFETY: the calling lane owns its context.
     let ctx = unsafe { lane.ctx() };
     let nesting = NESTING.get();
-    // The warp's queues are read where a nest would start only: inside one, the thieves' hold
-    // on those cache lines is not worth a read per child.
-    if ctx.flags & INLINE != 0
+    // Only a task's spawns: the root is created by the kernel's entry, and its end must go
+    // through the scheduler's joins, which finish the launch.
+    if ctx.task == NONE
+        || ctx.flags & INLINE != 0
         || nesting >= MAX_NESTING
-        || !worth_it()
-        || (nesting == 0 && queue::published(region, lane.warp) < SURPLUS)
         || inline_stack_need::<F>(ctx) > region.stack_bytes
     {
+        return Some(fut);
+    }
+    // The warp's queues are read where a nest would start only: inside one, the thieves' hold
+    // on those cache lines is not worth a read per child.
+    if lazy && (!worth_it() || (nesting == 0 && queue::published(region, lane.warp) < SURPLUS)) {
+        return Some(fut);
+    }
+    if child_first && !coin(region.seed) {
         return Some(fut);
     }
     let Some(id) = take_spare(lane)

@@ -1,11 +1,11 @@
 //! The device's view of one launch: typed pointers into the runtime's region.
 
 use crate::abi::ErrorReport;
-#[cfg(not(target_arch = "nvptx64"))]
-use crate::abi::OPT_LAZY_SPAWN;
 use crate::abi::WarpStats;
 use crate::abi::WarpStatus;
 use crate::abi::{LaunchParams, OPT_RANDOM_QUEUE};
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::abi::{OPT_CHILD_FIRST, OPT_LAZY_SPAWN};
 use crate::abi::{TraceEvent, WarpTraceMeta};
 use crate::pool::{PoolCell, PoolMeta};
 use crate::queue::QueueMeta;
@@ -197,6 +197,14 @@ impl Region {
     #[inline(always)]
     pub(crate) fn lazy_spawn(&self) -> bool {
         self.options & OPT_LAZY_SPAWN != 0
+    }
+
+    /// Whether the deterministic executor asked for seeded child-first spawns
+    /// ([`OPT_CHILD_FIRST`]).
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    pub(crate) fn child_first(&self) -> bool {
+        self.options & OPT_CHILD_FIRST != 0
     }
 }
 

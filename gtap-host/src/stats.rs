@@ -20,7 +20,8 @@ pub struct Stats {
     /// Parallel CPU executor only: of `tasks_spawned`, children polled at once, nested in
     /// their parent's poll on the spawning thread (lazy task creation: the executor runs a
     /// child work-first while its warp has work for other threads to steal); most finish
-    /// there. Zero on the GPU and in the deterministic executor.
+    /// there. The deterministic executor polls children at once where its seed says, to
+    /// explore child-first schedules. Zero on the GPU.
     pub tasks_run_at_once: u64,
     /// Successful steals (each moves up to 32 tasks).
     pub steals: u64,

@@ -306,3 +306,26 @@ pub fn strands_kernel(chains: u32, len: u32, out: gtap::SliceMut<u32>) {
 }
 
 pub mod block;
+
+/// Stores 1 at `out[0]`.
+#[gtap::function]
+pub fn mark(out: gtap::SliceMut<u32>) {
+    out.atomic_store(0, 1);
+}
+
+/// A scheduling bug the macros cannot see: reads `out[0]`, which its child writes, before the
+/// wait that joins the child (through a buffer, not the child's destination). Returns 0 when
+/// the parent reads first, 1 when the child ran first.
+#[gtap::function]
+pub fn peek(out: gtap::SliceMut<u32>) -> u32 {
+    gtap::task!(mark(out));
+    let early = out.atomic_add(0, 0);
+    gtap::taskwait!();
+    early
+}
+
+/// Root kernel of [`peek`]; `out` holds one zero.
+#[gtap::kernel]
+pub fn peek_kernel(out: gtap::SliceMut<u32>) -> u32 {
+    gtap::entry!(peek(out))
+}

@@ -131,3 +131,32 @@ fn waits_in_match_loops_early_returns_and_question_mark() {
         }
     }
 }
+
+#[test]
+fn a_read_of_a_childs_write_before_the_wait_is_caught() {
+    // `peek` reads, through a buffer the macros cannot follow, what its child writes before the
+    // wait that joins it. Queues alone always run a parent up to its wait first (result 0);
+    // the seeds' child-first spawns run the child first in some schedules (result 1).
+    let err = check_schedules_with(&Config::new(), 0..16, &[1], |rt| {
+        let mut out = rt.alloc_filled(1, 0u32)?;
+        Ok(rt
+            .launch(gtap_tests::peek_kernel, (out.slice_mut(),))?
+            .result)
+    })
+    .unwrap_err();
+    assert!(matches!(err, ScheduleError::Differs { .. }), "{err}");
+}
+
+#[test]
+fn the_same_seed_makes_the_same_child_first_choices() {
+    let run = |seed| {
+        let config = Config::new().grid_size(2).block_size(64);
+        let mut rt = Runtime::cpu(CpuMode::Deterministic { seed }, &config).unwrap();
+        let launch = rt.launch(gtap_examples::fib::fib_kernel, (16,)).unwrap();
+        assert_eq!(launch.result, gtap_examples::fib::fib_seq(16));
+        launch.stats.tasks_run_at_once
+    };
+    let firsts: Vec<u64> = (0..4).map(run).collect();
+    assert_eq!(firsts, (0..4).map(run).collect::<Vec<_>>());
+    assert!(firsts.iter().all(|&n| n > 0), "{firsts:?}");
+}

@@ -82,6 +82,14 @@ pub const OPT_RANDOM_QUEUE: u32 = 1;
 /// instead of queues, steps and joins (see `at_once.rs`).
 pub const OPT_LAZY_SPAWN: u32 = 2;
 
+/// [`LaunchParams::options`] bit, deterministic executor only: at spawns the seed picks, the
+/// child is polled at once in the spawning lane and runs (and, unless it waits for children of
+/// its own, finishes) before its parent goes on: a schedule the queues never produce, in which
+/// a read of what a child writes before the wait that joins it sees the child's write, so a
+/// program that depends on that order gives different results under different seeds (see
+/// `at_once.rs`).
+pub const OPT_CHILD_FIRST: u32 = 4;
+
 /// The most registers per thread a kernel may use: the persistent grid's blocks of 256 threads
 /// then fit at least two to a multiprocessor (16 warps), which the scheduler needs to hide
 /// memory latency. `gtap-builder` gives it to `ptxas` for the SASS it embeds, and `gtap-host`
