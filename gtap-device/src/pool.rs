@@ -571,14 +571,16 @@ pub(crate) fn handed(local: &PoolLocal) -> u32 {
 
 /// Tasks of warp `w` allocated and not yet freed (exact when the warp is quiescent, between
 /// steps, and no ids were borrowed: a borrowed id counts as allocated by the borrower and
-/// freed to its lender).
+/// freed to its lender). A lender can get back more ids than it handed out: the difference is
+/// then below zero, and the warp holds none of its own (0, not a count wrapped past 2^32).
 #[inline]
 pub(crate) fn live(region: &Region, local: &PoolLocal, warp: u32) -> u32 {
     let back = local
         .kept
         .load()
         .wrapping_add(region.pool_meta(warp).frees.load(Ordering::Relaxed));
-    local.handed.load().wrapping_sub(back)
+    // The counters are free-running and wrap: their distance, read as signed.
+    (local.handed.load().wrapping_sub(back) as i32).max(0) as u32
 }
 
 /// Test only: starts `warp`'s free-id ring at position `at` instead of 0, with every cell
@@ -714,6 +716,9 @@ mod tests {
         // Freed on warp 0, the borrowed ids go into their owners' rings, where the owners take
         // them.
         free_on(&w0, &some(ids[2..6].to_vec()));
+        // A lender got back two ids it never handed out itself: it holds no tasks (not a count
+        // wrapped below zero).
+        assert_eq!(live(region, &w1.shared().pool, 1), 0);
         assert_eq!(
             some(alloc_on(&w1, 2)),
             [region.task_id(1, 0), region.task_id(1, 1)]
