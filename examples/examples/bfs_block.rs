@@ -1,0 +1,52 @@
+//! Asynchronous breadth-first search in block mode (GTaP's block BFS): a task per vertex whose
+//! depth dropped, run by a whole thread block: its threads share the vertex's edges, and every
+//! thread that lowers a neighbour's depth spawns that neighbour's task.
+//!
+//! Shows per-thread spawns (each thread of the block spawns its own children, with no wait)
+//! beside the thread-mode `bfs` example; the depths equal a sequential queue BFS's. Block-mode
+//! records hold a frame per thread, so the runtime gets a larger task budget. The task function
+//! is in `bench/workloads/src/bfs.rs`.
+//!
+//! ```sh
+//! cargo run --release --example bfs_block [SCALE [EDGE_FACTOR]]     # default: 2^12 vertices, 16
+//! ```
+
+mod common;
+
+use std::process::ExitCode;
+
+use gtap_host::Config;
+use gtap_workloads::bfs::{BFS_BLOCK, INF, bfs_block_kernel, reference_depths, rmat};
+
+fn main() -> ExitCode {
+    let scale: u32 = common::arg(1, 12);
+    let edge_factor: u32 = common::arg(2, 16);
+    let graph = rmat(scale, edge_factor, 1);
+    let want = reference_depths(&graph, 0);
+    // Records live until their subtrees end and hold a frame per thread: room for 384 bytes
+    // per edge and thread (as the benchmark sizes it), at least 256 MiB.
+    let budget = (graph.col.len() as u64 * 384 * BFS_BLOCK as u64).clamp(256 << 20, 64 << 30);
+    let config = Config::new()
+        .block_mode()
+        .block_size(BFS_BLOCK)
+        .max_task_memory_bytes(budget);
+    let mut rt = common::runtime(&gtap_workloads::DEVICE_CODE, &config);
+    let row = rt.upload(&graph.row).expect("upload");
+    let col = rt.upload(&graph.col).expect("upload");
+    let mut depth = rt.alloc_filled(graph.vertices(), INF).expect("depths");
+    let got = rt
+        .launch(
+            bfs_block_kernel,
+            (row.slice(), col.slice(), depth.slice_mut(), 0),
+        )
+        .expect("bfs_block launch");
+    common::report(
+        &format!(
+            "block-mode BFS of an R-MAT graph, {} vertices, {} edges",
+            graph.vertices(),
+            graph.col.len()
+        ),
+        &got,
+    );
+    common::verdict(rt.download(&depth).expect("download") == want, "bfs_block")
+}
