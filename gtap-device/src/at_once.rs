@@ -11,8 +11,8 @@
 //! 2. The spawning lane polls it at once, nested inside the parent's poll, with its own lane
 //!    context (task, spawn count, flags) saved and restored around the poll.
 //! 3. If the child finished (it returned, and nothing it spawned is outstanding), its result is
-//!    in its destination: the slot goes back to the pool and the parent does not count the
-//!    child. Otherwise the child is a task like any other: suspended at a wait (its last child
+//!    in its destination, the parent does not count the child, and its slot is kept for the
+//!    nest's next child (the spares go back to the pool when the nest ends). Otherwise the child is a task like any other: suspended at a wait (its last child
 //!    will stage its continuation) or completing; the parent counts it among the children its
 //!    next wait waits for, and the join protocol takes over ([`crate::join`]).
 //!
