@@ -403,7 +403,21 @@ impl Future for Suspend {
 /// Creates the root task on lane 0 of warp 0 (every other lane does nothing). Its result goes
 /// to the runtime's root-result area.
 pub(crate) fn create_root<T: TaskFunction>(warp: &Warp, site: &'static Site, args: T::Args) {
-    let mut args = Some(args);
+    create_root_with::<T>(warp, site, args, |dst, args| {
+        spawn::<T>(site, Some(0), dst, args)
+    });
+}
+
+/// What both modes' root creation share: on lane 0 of `warp`, checks that `T`'s result fits
+/// the root-result area (else raises `ResultTooLarge`), then calls `spawn` with that area as
+/// the destination and the arguments.
+pub(crate) fn create_root_with<T: TaskFunction>(
+    warp: &Warp,
+    site: &'static Site,
+    args: T::Args,
+    spawn: impl FnOnce(*mut T::Output, T::Args),
+) {
+    let mut job = Some((args, spawn));
     warp.each(Warp::splat(()), |lane, ()| {
         if lane != 0 {
             return;
@@ -428,8 +442,8 @@ pub(crate) fn create_root<T: TaskFunction>(warp: &Warp, site: &'static Site, arg
         // SAFETY: the calling lane owns its context; an idle lane has no task, so the root's
         // parent is NONE.
         debug_assert_eq!(unsafe { view.ctx() }.task, NONE);
-        if let Some(args) = args.take() {
-            spawn::<T>(site, Some(0), region.root_result as *mut T::Output, args);
+        if let Some((args, spawn)) = job.take() {
+            spawn(region.root_result as *mut T::Output, args);
         }
     });
 }

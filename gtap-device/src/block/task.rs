@@ -1,10 +1,9 @@
 //! What `task!`, `taskwait!` and `entry!` expand to in block-mode code.
 
-use crate::abi::{ErrorCode, ROOT_RESULT_BYTES};
+use crate::abi::ErrorCode;
 use crate::arch::{self, Warp};
 use crate::error::{Failure, raise};
 use crate::lane::{FAILED, SUSPEND};
-use crate::record::{MAX_ALIGN, NONE};
 use crate::task::{BlockTask, Site, check_queue};
 use crate::{pool, queue};
 
@@ -146,33 +145,7 @@ pub(crate) fn first_wait(shared: &super::BlockShared) -> Option<&'static Site> {
 /// Creates the root task of a block-mode launch, on thread 0 of block 0 (lane 0 of the block's
 /// scheduling warp). Its result goes to the runtime's root-result area.
 pub(crate) fn create_root<T: BlockTask>(warp: &Warp, site: &'static Site, args: T::Args) {
-    let mut args = Some(args);
-    warp.each(Warp::splat(()), |lane, ()| {
-        if lane != 0 {
-            return;
-        }
-        let view = arch::current_lane();
-        let region = view.region();
-        let (size, align) = (
-            core::mem::size_of::<T::Output>(),
-            core::mem::align_of::<T::Output>(),
-        );
-        if size > ROOT_RESULT_BYTES || align > MAX_ALIGN {
-            let mut f = Failure::at(
-                ErrorCode::ResultTooLarge,
-                site,
-                size as u64,
-                ROOT_RESULT_BYTES as u64,
-            );
-            f.task = Some(T::INFO.name);
-            raise(f);
-            return;
-        }
-        // SAFETY: the calling lane owns its context; no task runs yet, so the root has no
-        // parent.
-        debug_assert_eq!(unsafe { view.ctx() }.task, NONE);
-        if let Some(args) = args.take() {
-            spawn_block::<T>(site, Some(0), region.root_result as *mut T::Output, args);
-        }
+    crate::task::create_root_with::<T>(warp, site, args, |dst, args| {
+        spawn_block::<T>(site, Some(0), dst, args)
     });
 }
