@@ -362,6 +362,14 @@ pub enum ConfigError {
         /// The variable's value.
         value: String,
     },
+    /// `GTAP_CPU_THREADS` is not a positive number of threads.
+    #[error(
+        "GTAP_CPU_THREADS={value:?} is invalid: give the CPU executor's worker threads (for example 8), from 1 to 1024"
+    )]
+    CpuThreads {
+        /// The variable's value.
+        value: String,
+    },
     /// The event trace asks for more events than it can number.
     #[error(
         "trace_events_per_warp {events} × {warps} warps is more than 2^32 events; lower trace_events_per_warp (at most {max} for this grid)"

@@ -8,7 +8,7 @@ use gtap_device::Kernel;
 use gtap_device::abi::Layout;
 use gtap_device::cpu::{self, Monitor, RunError, State};
 
-use crate::config::{Config, Limits};
+use crate::config::{Config, ConfigError, Limits};
 use crate::device_error::{DeviceError, DeviceErrorKind};
 use crate::error::{Error, Result};
 use crate::records;
@@ -28,6 +28,25 @@ const DEFAULT_CPU_STACK_BYTES: u32 = 4 << 20;
 /// Most warps (OS threads in parallel mode) the CPU executor runs.
 const MAX_WARPS: u32 = 1024;
 
+/// Worker threads of the parallel CPU executor: `GTAP_CPU_THREADS` if set, else one per
+/// available hardware thread.
+fn cpu_threads() -> Result<u32> {
+    match std::env::var("GTAP_CPU_THREADS") {
+        Ok(value) => Ok(parse_cpu_threads(&value)?),
+        Err(_) => Ok(std::thread::available_parallelism().map_or(2, |n| n.get() as u32)),
+    }
+}
+
+/// Parses `GTAP_CPU_THREADS`: a number of threads from 1 to [`MAX_WARPS`].
+fn parse_cpu_threads(value: &str) -> std::result::Result<u32, ConfigError> {
+    match value.trim().parse::<u32>() {
+        Ok(n) if (1..=MAX_WARPS).contains(&n) => Ok(n),
+        _ => Err(ConfigError::CpuThreads {
+            value: value.to_string(),
+        }),
+    }
+}
+
 pub(crate) struct Cpu {
     state: State,
     block: u32,
@@ -37,7 +56,7 @@ pub(crate) struct Cpu {
 
 impl Cpu {
     pub(crate) fn new(mode: CpuMode, config: &Config) -> Result<Self> {
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get() as u32);
+        let threads = cpu_threads()?;
         let (default_block, default_grid) = match mode {
             CpuMode::Parallel => (32, threads),
             CpuMode::Deterministic { .. } => (64, 2),
@@ -186,5 +205,20 @@ impl Watched for CpuWatch {
     fn stop(&mut self) -> Result<(), Infallible> {
         self.0.stop();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_threads_variable_takes_1_to_1024_threads() {
+        assert_eq!(parse_cpu_threads(" 8 ").unwrap(), 8);
+        assert_eq!(parse_cpu_threads("1024").unwrap(), 1024);
+        for bad in ["0", "1025", "-1", "eight", ""] {
+            let e = parse_cpu_threads(bad).unwrap_err();
+            assert!(e.to_string().contains("GTAP_CPU_THREADS"), "{e}");
+        }
     }
 }
