@@ -23,6 +23,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use gtap_host::CpuMode;
 
 /// GTaP's workloads on gtap, next to GTaP's runtime and CPU peers.
 #[derive(Parser)]
@@ -45,8 +46,10 @@ enum Command {
 enum TargetArg {
     /// GPU 0 (an error if there is none).
     Gpu,
-    /// gtap's parallel CPU executor (for checking the pipeline without a GPU).
+    /// gtap's CPU executor as a program without a GPU gets it (work-first).
     CpuExecutor,
+    /// gtap's parallel CPU executor: the GPU's scheduler on OS threads.
+    CpuParallel,
     /// Skip gtap: CPU peers and the GTaP log only.
     None,
 }
@@ -231,7 +234,10 @@ fn run_command(a: RunArgs) -> Result<bool, String> {
         },
         target: match (a.target, q) {
             (Some(TargetArg::Gpu), _) | (None, false) => run::Target::Gpu,
-            (Some(TargetArg::CpuExecutor), _) | (None, true) => run::Target::CpuExecutor,
+            (Some(TargetArg::CpuExecutor), _) | (None, true) => {
+                run::Target::CpuExecutor(CpuMode::WorkFirst)
+            }
+            (Some(TargetArg::CpuParallel), _) => run::Target::CpuExecutor(CpuMode::Parallel),
             (Some(TargetArg::None), _) => run::Target::None,
         },
         cpu_peers: !a.no_cpu,
@@ -277,7 +283,10 @@ fn profile_command(a: ProfileArgs) -> Result<bool, String> {
         quick: a.quick,
         target: match (a.target, a.quick) {
             (Some(TargetArg::Gpu), _) | (None, false) => run::Target::Gpu,
-            (Some(TargetArg::CpuExecutor), _) | (None, true) => run::Target::CpuExecutor,
+            (Some(TargetArg::CpuExecutor), _) | (None, true) => {
+                run::Target::CpuExecutor(CpuMode::WorkFirst)
+            }
+            (Some(TargetArg::CpuParallel), _) => run::Target::CpuExecutor(CpuMode::Parallel),
             (Some(TargetArg::None), _) => run::Target::None,
         },
         events_per_warp: a.events_per_warp,

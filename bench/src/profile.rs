@@ -49,7 +49,8 @@ struct Cost {
 fn runtime(target: Target, config: &Config) -> Result<Runtime, String> {
     match target {
         Target::Gpu => Runtime::gpu(&DEVICE_CODE, config),
-        Target::CpuExecutor => Runtime::cpu(CpuMode::Parallel, config),
+        // A traced launch runs on the parallel executor whichever CPU mode is asked for.
+        Target::CpuExecutor(_) => Runtime::cpu(CpuMode::Parallel, config),
         Target::None => return Err("the profile needs a target: gpu or cpu-executor".into()),
     }
     .map_err(|e| format!("no runtime: {e}"))

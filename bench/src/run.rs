@@ -20,8 +20,8 @@ use crate::table;
 pub enum Target {
     /// GPU 0.
     Gpu,
-    /// The parallel CPU executor (quick checks without a GPU).
-    CpuExecutor,
+    /// A CPU executor (quick checks without a GPU, and its speed beside the CPU peers).
+    CpuExecutor(CpuMode),
     /// Nowhere: CPU peers and GTaP's log only.
     None,
 }
@@ -82,7 +82,8 @@ impl Runtimes {
         }
         let rt = match self.target {
             Target::Gpu => Runtime::gpu(&DEVICE_CODE, config)?,
-            _ => Runtime::cpu(CpuMode::Parallel, config)?,
+            Target::CpuExecutor(mode) => Runtime::cpu(mode, config)?,
+            Target::None => unreachable!("no runtime is made without a target"),
         };
         // Module loads: SASS from the build, or PTX compiled by the driver (the slow case).
         for load in rt.module_loads() {
@@ -123,7 +124,8 @@ pub fn run(s: &Settings) -> Result<Report, String> {
     };
     let mut device = match s.target {
         Target::Gpu => None,
-        Target::CpuExecutor => Some("cpu-executor".to_string()),
+        Target::CpuExecutor(CpuMode::Parallel) => Some("cpu-parallel".to_string()),
+        Target::CpuExecutor(_) => Some("cpu-executor".to_string()),
         Target::None => None,
     };
     let driver = s.driver.clone().or(baseline.driver.clone());

@@ -3,8 +3,7 @@
 //! thread that lowers a neighbour's depth spawns that neighbour's task.
 //!
 //! Shows per-thread spawns (each thread of the block spawns its own children, with no wait)
-//! beside the thread-mode `bfs` example; the depths equal a sequential queue BFS's. Block-mode
-//! records hold a frame per thread, so the runtime gets a larger task budget. The task function
+//! beside the thread-mode `bfs` example; the depths equal a sequential queue BFS's. The task function
 //! is in `bench/workloads/src/bfs.rs`.
 //!
 //! ```sh
@@ -23,13 +22,9 @@ fn main() -> ExitCode {
     let edge_factor: u32 = common::arg(2, 16);
     let graph = rmat(scale, edge_factor, 1);
     let want = reference_depths(&graph, 0);
-    // Records live until their subtrees end and hold a frame per thread: room for 384 bytes
-    // per edge and thread (as the benchmark sizes it), at least 256 MiB.
-    let budget = (graph.col.len() as u64 * 384 * BFS_BLOCK as u64).clamp(256 << 20, 64 << 30);
-    let config = Config::new()
-        .block_mode()
-        .block_size(BFS_BLOCK)
-        .max_task_memory_bytes(budget);
+    // The default task budget: on the GPU sized from the kernel's records (a frame per thread
+    // in block mode) and the grid; a budget set here would have to know both.
+    let config = Config::new().block_mode().block_size(BFS_BLOCK);
     let mut rt = common::runtime(&gtap_workloads::DEVICE_CODE, &config);
     let row = rt.upload(&graph.row).expect("upload");
     let col = rt.upload(&graph.col).expect("upload");

@@ -5,7 +5,7 @@ use crate::abi::WarpStats;
 use crate::abi::WarpStatus;
 use crate::abi::{LaunchParams, OPT_RANDOM_QUEUE};
 #[cfg(not(target_arch = "nvptx64"))]
-use crate::abi::{OPT_CHILD_FIRST, OPT_LAZY_SPAWN};
+use crate::abi::{OPT_CHILD_FIRST, OPT_LAZY_SPAWN, OPT_WORK_FIRST};
 use crate::abi::{TraceEvent, WarpTraceMeta};
 use crate::pool::{PoolCell, PoolMeta};
 use crate::queue::QueueMeta;
@@ -190,6 +190,13 @@ impl Region {
     #[inline(always)]
     pub(crate) fn random_queue(&self) -> bool {
         self.options & OPT_RANDOM_QUEUE != 0
+    }
+
+    /// Whether the work-first CPU executor runs the launch ([`OPT_WORK_FIRST`]).
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    pub(crate) fn work_first(&self) -> bool {
+        self.options & OPT_WORK_FIRST != 0
     }
 
     /// Whether the parallel CPU executor asked for lazy task creation ([`OPT_LAZY_SPAWN`]).

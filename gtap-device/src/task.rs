@@ -208,6 +208,12 @@ where
         return;
     }
     #[cfg(not(target_arch = "nvptx64"))]
+    if region.work_first() {
+        let _ = q;
+        crate::cpu::work_first::spawn::<T, F>(&lane, dst, fut);
+        return;
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
     let Some(fut) = crate::at_once::spawn::<T, F>(&lane, q, dst, fut) else {
         return;
     };
@@ -356,6 +362,18 @@ pub fn prepare_wait(site: &'static Site, queue: Option<i128>) {
         return;
     }
     let region = lane.region();
+    #[cfg(not(target_arch = "nvptx64"))]
+    if region.work_first() {
+        // The queue is checked as on the GPU, though this executor resumes on no queue.
+        if let Some(q) = queue
+            && check_queue(site, q, region.num_queues).is_none()
+        {
+            ctx.flags |= SUSPEND;
+            return;
+        }
+        crate::cpu::work_first::wait(&lane);
+        return;
+    }
     let h = region.header(ctx.task);
     let resume = match queue {
         // Resolved by the last child's lane, which reads `queue` with `resume` anyway: reading

@@ -58,7 +58,7 @@ impl Cpu {
     pub(crate) fn new(mode: CpuMode, config: &Config) -> Result<Self> {
         let threads = cpu_threads()?;
         let (default_block, default_grid) = match mode {
-            CpuMode::Parallel => (32, threads),
+            CpuMode::WorkFirst | CpuMode::Parallel => (32, threads),
             CpuMode::Deterministic { .. } => (64, 2),
         };
         let config = Config {

@@ -107,14 +107,14 @@ impl Runtime {
     }
 
     /// The GPU if there is one, the program has device code and no kernel fault poisoned the
-    /// GPU earlier in this process; otherwise the parallel CPU executor. Returns the runtime
+    /// GPU earlier in this process; otherwise the work-first CPU executor. Returns the runtime
     /// and, when it fell back to the CPU, why.
     pub fn gpu_or_cpu(code: &DeviceCode, config: &Config) -> Result<(Self, Option<Error>)> {
         match Self::gpu(code, config) {
             Ok(rt) => Ok((rt, None)),
             Err(
                 e @ (Error::NoGpu { .. } | Error::NoDeviceCode { .. } | Error::GpuPoisoned { .. }),
-            ) => Ok((Self::cpu(CpuMode::Parallel, config)?, Some(e))),
+            ) => Ok((Self::cpu(CpuMode::WorkFirst, config)?, Some(e))),
             Err(e) => Err(e),
         }
     }
@@ -322,7 +322,7 @@ mod tests {
             Ok(_) => panic!("a poisoned GPU gave a runtime"),
         }
         let (rt, why) = Runtime::gpu_or_cpu(&code, &config).unwrap();
-        assert_eq!(rt.backend(), BackendKind::Cpu(CpuMode::Parallel));
+        assert_eq!(rt.backend(), BackendKind::Cpu(CpuMode::WorkFirst));
         assert!(matches!(why, Some(Error::GpuPoisoned { .. })), "{why:?}");
     }
 }

@@ -14,10 +14,6 @@ fn deterministic(seed: u64, queues: u32) -> Runtime {
     .expect("CPU runtime")
 }
 
-fn parallel(queues: u32) -> Runtime {
-    Runtime::cpu(CpuMode::Parallel, &Config::new().num_queues(queues)).expect("CPU runtime")
-}
-
 /// Seeds × queue counts every example runs under.
 fn schedules() -> impl Iterator<Item = (u64, u32)> {
     (1..=4).flat_map(|q| (0..6).map(move |s| (s * 7919 + q as u64, q)))
@@ -99,9 +95,14 @@ fn random_tree_sum_matches_reference() {
 }
 
 #[test]
-fn parallel_mode_runs_every_example() {
-    for q in [1, 3] {
-        let mut rt = parallel(q);
+fn parallel_and_work_first_modes_run_every_example() {
+    for (mode, q) in [
+        (CpuMode::Parallel, 1),
+        (CpuMode::Parallel, 3),
+        (CpuMode::WorkFirst, 1),
+        (CpuMode::WorkFirst, 3),
+    ] {
+        let mut rt = Runtime::cpu(mode, &Config::new().num_queues(q)).expect("CPU runtime");
         for _ in 0..3 {
             assert_eq!(
                 rt.launch(fib::fib_kernel, (22,)).unwrap().result,

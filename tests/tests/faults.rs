@@ -11,8 +11,12 @@ fn device_error(e: Error) -> gtap_host::DeviceError {
     }
 }
 
+/// The pool-based executors and the work-first one, which has no pool to exhaust.
 fn runtimes() -> Vec<Runtime> {
-    runtimes_with(Config::new().num_queues(2).max_tasks_per_warp(64))
+    let config = Config::new().num_queues(2).max_tasks_per_warp(64);
+    let mut all = runtimes_with(config.clone());
+    all.push(Runtime::cpu(CpuMode::WorkFirst, &config).unwrap());
+    all
 }
 
 fn runtimes_with(config: Config) -> Vec<Runtime> {

@@ -1,6 +1,6 @@
 //! Stress: thousands of random task trees (`gtap_tests::random_trees`: random fan-out, depth,
 //! one or two waits, queue choices for spawns and resumptions, detached children joined by the
-//! implicit wait, three result types) on the CPU executor, in parallel and deterministic mode,
+//! implicit wait, three result types) on the CPU executor, in its deterministic, parallel and work-first modes,
 //! with 1 to 4 queues and pools from roomy to too small, each compared with its sequential
 //! result. A pool too small for a tree runs the children it has no slot for inline, and a
 //! queue too small keeps the rest on its warp's overflow list: every tree completes, exactly.
@@ -27,7 +27,8 @@ struct Case {
     queues: u32,
     slots_per_warp: u32,
     kind: u64,
-    parallel: bool,
+    /// The executor: 0 deterministic, 1 parallel, 2 work-first.
+    executor: u64,
 }
 
 impl Case {
@@ -52,17 +53,17 @@ impl Case {
                 queues,
                 slots_per_warp: per_queue * queues,
                 kind: rng.below(3),
-                parallel: rng.below(2) == 0,
+                executor: rng.below(3),
             };
             return (case, r.nodes, r.detached);
         }
     }
 
     fn runtime(&self, n: u64) -> Runtime {
-        let mode = if self.parallel {
-            CpuMode::Parallel
-        } else {
-            CpuMode::Deterministic { seed: n }
+        let mode = match self.executor {
+            0 => CpuMode::Deterministic { seed: n },
+            1 => CpuMode::Parallel,
+            _ => CpuMode::WorkFirst,
         };
         let config = Config::new()
             .num_queues(self.queues)

@@ -23,7 +23,7 @@ fn run() -> gtap_host::Result<bool> {
     let config = Config::new();
     let mut rt = if std::env::var_os("GTAP_TEMPLATE_CPU").is_some_and(|v| v == "1") {
         println!("GTAP_TEMPLATE_CPU=1: running on the CPU executor");
-        Runtime::cpu(CpuMode::Parallel, &config)?
+        Runtime::cpu(CpuMode::WorkFirst, &config)?
     } else {
         let (rt, fallback) = Runtime::gpu_or_cpu(&DEVICE_CODE, &config)?;
         if let Some(why) = fallback {

@@ -89,6 +89,9 @@ pub const OPT_LAZY_SPAWN: u32 = 2;
 /// program that depends on that order gives different results under different seeds (see
 /// `at_once.rs`).
 pub const OPT_CHILD_FIRST: u32 = 4;
+/// Option bit: the work-first CPU executor runs the launch: `task!` and `taskwait!` go to
+/// `cpu::work_first` instead of the pools and queues.
+pub const OPT_WORK_FIRST: u32 = 8;
 
 /// The most registers per thread a kernel may use: the persistent grid's blocks of 256 threads
 /// then fit at least two to a multiprocessor (16 warps), which the scheduler needs to hide

@@ -431,6 +431,27 @@ pub(crate) fn enter_block_thread(lane: LaneView, block: u32, thread: BlockThread
     BLOCK.with(|c| c.set(Some(thread)));
 }
 
+/// Makes the calling OS thread a thread of a work-first launch (`cpu::work_first`): its lane,
+/// and the identity of a one-lane warp `index` in block `index`. Until
+/// [`leave_work_first_thread`].
+pub(crate) fn enter_work_first_thread(lane: LaneView, index: u32) {
+    VIEW.with(|c| c.set(lane));
+    IDENT.with(|c| {
+        c.set(Some(Ident {
+            lane: 0,
+            warp: index,
+            block: index,
+            warps_per_block: 1,
+        }))
+    });
+}
+
+/// Undoes [`enter_work_first_thread`]: the launch is over, its lane gone.
+pub(crate) fn leave_work_first_thread() {
+    VIEW.with(|c| c.set(NO_LANE));
+    IDENT.with(|c| c.set(None));
+}
+
 fn block_thread() -> BlockThread {
     match BLOCK.with(Cell::get) {
         Some(b) => b,

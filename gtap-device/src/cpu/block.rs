@@ -84,7 +84,8 @@ where
     let blocks = (region.warps / region.warps_per_block) as usize;
     let seed = match driver.mode {
         Mode::Deterministic { seed } => Some(seed),
-        Mode::Parallel => None,
+        // `run_watched` runs block-mode kernels of the work-first mode on `Parallel`.
+        Mode::Parallel | Mode::WorkFirst => None,
     };
     let mix = |b: usize| seed.map(|s| (s ^ (b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1);
     let sims: Vec<SimBlock> = (0..blocks)

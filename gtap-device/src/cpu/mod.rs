@@ -5,9 +5,12 @@
 //! error report in host memory, laid out as on the GPU) and returns the kernel's value or why
 //! there is none.
 //!
+//! * [`Mode::WorkFirst`]: no warps, queues or pools: task functions run as `rayon::join` runs
+//!   closures, children stealable from their parent's wait ([`work_first`]); the fallback when
+//!   there is no GPU.
 //! * [`Mode::Parallel`]: one OS thread per warp, each running [`Worker::run`] exactly as a GPU
 //!   warp does, except that it creates tasks lazily (a spawn polls its child at once while the
-//!   warp has work for thieves: see `at_once.rs`); the fallback when there is no GPU.
+//!   warp has work for thieves: see `at_once.rs`): the GPU's scheduler on OS threads.
 //! * [`Mode::Deterministic`]: every warp lives on one thread. A seeded generator picks
 //!   which warp steps next, shuffles the order of lanes within a step, places each task of a
 //!   batch on a random lane, picks a random non-empty queue instead of the fullest, seeds
@@ -32,12 +35,13 @@ use std::vec::Vec;
 
 pub(crate) mod baton;
 pub(crate) mod block;
+pub(crate) mod work_first;
 
 use crate::Kernel;
 use crate::abi::{
     ErrorCode, ErrorReport, LaunchParams, Layout, Line, OPT_CHILD_FIRST, OPT_LAZY_SPAWN,
-    OPT_RANDOM_QUEUE, POOL_CELL_BYTES, REGION_ALIGN, TraceEvent, WarpStats, WarpStatus,
-    WarpTraceMeta,
+    OPT_RANDOM_QUEUE, OPT_WORK_FIRST, POOL_CELL_BYTES, REGION_ALIGN, TraceEvent, WarpStats,
+    WarpStatus, WarpTraceMeta,
 };
 use crate::arch::Warp;
 use crate::error::{Failure, Place, raise_at};
@@ -49,7 +53,13 @@ use crate::task::{Site, TaskFunction, create_root};
 /// How the CPU executor runs the warps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
-    /// One OS thread per warp (`gtap-host`'s default: one warp per available hardware thread).
+    /// Task functions run depth-first on OS threads (one per warp of the layout), children
+    /// stolen as `rayon::join` steals closures: the fast executor for programs without a GPU
+    /// ([`work_first`]). A block-mode kernel, or a launch that records an event trace, runs on
+    /// [`Mode::Parallel`] instead.
+    WorkFirst,
+    /// One OS thread per warp (`gtap-host`'s default: one warp per available hardware thread),
+    /// each running the GPU's scheduler.
     Parallel,
     /// Every warp on the calling thread, scheduled by a generator seeded with `seed`: lanes,
     /// warps, queues and victims are chosen at random, so tasks resume on different lanes,
@@ -68,6 +78,8 @@ pub struct State {
     error: Box<ErrorReport>,
     layout: Layout,
     stack_bytes: u32,
+    /// The threads of [`Mode::WorkFirst`], started by its first launch.
+    pool: Option<rayon_core::ThreadPool>,
 }
 
 impl State {
@@ -79,6 +91,7 @@ impl State {
             error: Box::new(ErrorReport::EMPTY),
             layout,
             stack_bytes,
+            pool: None,
         }
     }
 
@@ -161,6 +174,7 @@ impl State {
     /// The parameters of a launch on this memory.
     fn params(&mut self, mode: Mode, driver: &Driver) -> LaunchParams {
         let (options, seed) = match mode {
+            Mode::WorkFirst => (OPT_WORK_FIRST, 0x5eed),
             Mode::Parallel => (OPT_LAZY_SPAWN, 0x5eed),
             Mode::Deterministic { seed } => (
                 OPT_RANDOM_QUEUE | OPT_CHILD_FIRST,
@@ -187,6 +201,7 @@ impl State {
         let cells = 1u64 << layout.geometry.id_shift();
         let driver = Driver {
             mode: Mode::Parallel,
+            pool: core::ptr::null(),
         };
         let region = Region::new(&self.params(Mode::Parallel, &driver));
         let used: Vec<u64> = (0..layout.geometry.warps())
@@ -270,7 +285,23 @@ pub fn run_watched<K: Kernel, W: Send, F: FnOnce(Monitor) -> W + Send>(
     watch: Option<F>,
 ) -> (Result<K::Output, RunError>, Option<W>) {
     state.clear_for_launch();
-    let driver = Driver { mode };
+    // What the work-first executor does not do: simulated blocks and the event trace.
+    let mode = match mode {
+        Mode::WorkFirst if K::BLOCK_SIZE != 0 || state.layout.trace_events_per_warp != 0 => {
+            Mode::Parallel
+        }
+        mode => mode,
+    };
+    if mode == Mode::WorkFirst && state.pool.is_none() {
+        state.pool = Some(work_first_pool(&state.layout, state.stack_bytes));
+    }
+    let driver = Driver {
+        mode,
+        pool: state
+            .pool
+            .as_ref()
+            .map_or(core::ptr::null(), |p| p as *const _),
+    };
     let params = state.params(mode, &driver);
     let region = Region::new(&params);
     let (done, ended) = mpsc::channel::<()>();
@@ -311,6 +342,19 @@ pub fn task_records() -> impl Iterator<Item = (&'static str, u32)> {
 #[derive(Debug)]
 struct Driver {
     mode: Mode,
+    /// The work-first executor's threads (null in the other modes).
+    pool: *const rayon_core::ThreadPool,
+}
+
+/// Threads for [`Mode::WorkFirst`]: one per warp of `layout`, each with `stack_bytes` for the
+/// tasks nested on it beside the executor's own frames.
+fn work_first_pool(layout: &Layout, stack_bytes: u32) -> rayon_core::ThreadPool {
+    rayon_core::ThreadPoolBuilder::new()
+        .num_threads(layout.geometry.warps() as usize)
+        .stack_size(stack_bytes as usize + SCHEDULER_STACK_BYTES)
+        .thread_name(|i| std::format!("gtap-cpu-{i}"))
+        .build()
+        .unwrap_or_else(|e| panic!("gtap: cannot start the CPU executor's threads: {e}"))
 }
 
 /// Unwinding payload of a kernel body whose launch aborted with a device error (the error
@@ -380,6 +424,17 @@ where
     // SAFETY: `host` is set by the launcher to a `Driver` that outlives the launch.
     let driver = unsafe { &*(launch.host as *const Driver) };
     let region = Region::new(launch);
+    if driver.mode == Mode::WorkFirst {
+        // SAFETY: `run_watched` sets the pool for this mode; the state that owns it outlives
+        // the launch.
+        let pool = unsafe { &*driver.pool };
+        work_first::run_root::<T>(pool, &region, site, args);
+        if region.control().aborted() {
+            std::panic::resume_unwind(Box::new(Aborted));
+        }
+        // SAFETY: the root finished, so the result area holds its `T::Output`.
+        return unsafe { (region.root_result as *const T::Output).read() };
+    }
     let mut args = Some(args);
     let mut root = |warp: &Warp| {
         if let Some(args) = args.take() {
@@ -397,6 +452,7 @@ where
             }))
         }),
         Mode::Parallel => parallel::<T>(&region, &mut root),
+        Mode::WorkFirst => unreachable!("handled above"),
     }
     if region.control().aborted() {
         std::panic::resume_unwind(Box::new(Aborted));
@@ -623,6 +679,44 @@ mod tests {
             assert_eq!(value, Some(fib(n)));
             assert_eq!(stats.iter().map(|w| w.spawned).sum::<u64>(), tasks);
         }
+    }
+
+    #[test]
+    fn a_work_first_launch_runs_every_task_once_on_its_threads() {
+        let n = 20;
+        let tasks = 2 * fib(n + 1) - 1;
+        let mut state = state(64);
+        for _ in 0..3 {
+            let value;
+            (value, state) = within(60, move || {
+                let value = run::<FibKernel>(&mut state, Mode::WorkFirst, (n,)).ok();
+                (value, state)
+            });
+            assert_eq!(value, Some(fib(n)));
+            let stats = state.stats();
+            assert_eq!(stats.iter().map(|w| w.tasks).sum::<u64>(), tasks);
+            assert_eq!(stats.iter().map(|w| w.spawned).sum::<u64>(), tasks);
+        }
+    }
+
+    #[test]
+    fn a_work_first_child_the_stack_cannot_hold_is_a_typed_error_then_the_state_runs_on() {
+        // A stack too small for even one level of nesting.
+        let mut state = State::new(*state(64).layout(), 1024);
+        let Err(RunError::Aborted(report)) = run::<FibKernel>(&mut state, Mode::WorkFirst, (20,))
+        else {
+            panic!("1 KiB of stack cannot hold fib(20)'s tasks");
+        };
+        assert_eq!(
+            ErrorCode::from_raw(report.code),
+            Some(ErrorCode::PoolExhausted)
+        );
+        assert_eq!(ErrorReport::text(&report.task), "fib");
+        let mut state = State::new(*state.layout(), crate::testing::TEST_STACK_BYTES);
+        assert_eq!(
+            run::<FibKernel>(&mut state, Mode::WorkFirst, (20,)).ok(),
+            Some(fib(20))
+        );
     }
 
     /// A state like [`state`] whose layout records `events` trace events per warp.
