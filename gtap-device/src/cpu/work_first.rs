@@ -15,12 +15,15 @@
 //!   run its own children the same way, so no task ever suspends: the parent's wait returns
 //!   with every result written, and the parent goes on in the same poll.
 //! * **Return.** Children spawned after a task's last wait (spawns it never waits for, as in an
-//!   asynchronous BFS) are *detached*: when the task returns, their records move to the heap
-//!   and they are handed to `rayon_core::spawn_fifo`, not nested on the stack (a chain of them
-//!   as long as a graph's longest path would otherwise be a recursion as deep). The task still
-//!   finishes with them, as the rules say: each detached child counts in the [`Frame`] of the
-//!   innermost wait (or of the launch) that ran its ancestor, and that wait returns when its
-//!   frame's count is back to zero, running other work meanwhile (`rayon_core::yield_now`).
+//!   asynchronous BFS or an N-Queens that counts into a buffer) are *detached*: the task
+//!   finishes with them, as the rules say. Up to [`MAX_DETACHED_NESTING`] levels deep they run
+//!   as an implicit wait at the task's return, as cheap as a fork-join tree. Deeper, their
+//!   records move to the heap and they go to `rayon_core::spawn_fifo` as one job, instead of a
+//!   recursion as deep as a graph's longest path; a [`Latch`] of the task counts them out,
+//!   then counts the task out of its parent's latch, up to the innermost wait, which returns
+//!   when its latch is back to zero, running other work meanwhile (`rayon_core::yield_now`).
+//!   The jobs' FIFO order keeps a label-correcting search near breadth-first, which it needs
+//!   against re-visits.
 //!
 //! Each OS thread's children and arena are used last-in first-out: a wait runs children above
 //! its own task's, and a thread that helps while its join waits for a stolen half runs whole
@@ -75,8 +78,9 @@ struct Child {
     thread: u32,
     /// Bytes of its record (to move a detached child's record to the heap).
     bytes: u32,
-    /// The wait that runs it (set by the wait): where its detached descendants are counted.
-    frame: *const Frame,
+    /// The [`Latch`] it runs in: its wait's, or its detaching parent's (set when it is handed
+    /// to either).
+    latch: *const Latch,
 }
 
 // SAFETY: a child's record is written before the child is handed to `rayon_core::join`, which
@@ -121,32 +125,46 @@ unsafe fn run_record<F: Future>(record: *mut u8, lane: &LaneView) -> bool {
     };
     // SAFETY: the future is initialized and not used after this.
     unsafe { core::ptr::drop_in_place(&mut (*record).fut) };
-    // Spawns it never waited for: it finishes with them.
+    // Spawns it never waited for: it finishes with them. (The flag says whether this task
+    // detached any, not whether a task nested in its waits did.)
+    DETACHED.set(false);
     if finished {
-        detach_children(lane);
+        detach_children(lane)
     } else {
         discard_children(lane);
+        false
     }
-    finished
 }
 
-/// Detached children a wait (or the launch) must see finished before it returns, wherever they
-/// run (see the module docs).
-struct Frame {
+/// What a task that returns with detached children, or a wait, must see finished: a count of
+/// outstanding work and whom to tell when it reaches zero (see the module docs).
+///
+/// A wait's latch lives in the waiting frame (`up` null): it counts the children of the wait
+/// that returned with detached children of their own, and the wait returns when it is back to
+/// zero. A detaching task's latch lives on the heap: it counts the task's detached children,
+/// each of which, when it finishes (itself and anything it detached), counts itself out; at
+/// zero the task is finished, so its latch counts out of its own `up` and is freed. Each
+/// latch is shared by siblings only, never by a whole launch's tasks.
+struct Latch {
     outstanding: AtomicUsize,
     failed: AtomicBool,
+    /// The latch to count out of at zero; null for a wait's latch.
+    up: *const Latch,
 }
 
-impl Frame {
-    const fn new() -> Self {
+impl Latch {
+    /// A wait's latch.
+    const fn wait() -> Self {
         Self {
             outstanding: AtomicUsize::new(0),
             failed: AtomicBool::new(false),
+            up: core::ptr::null(),
         }
     }
 
-    /// Runs other work until every detached child counted here has finished; whether all did.
-    fn wait(&self) -> bool {
+    /// Runs other work until the latch is back to zero; whether everything counted in it
+    /// finished.
+    fn wait_zero(&self) -> bool {
         // Acquire: what the detached children wrote comes before what the waiting task does
         // next, as a wait's children's writes do.
         while self.outstanding.load(Ordering::Acquire) != 0 {
@@ -156,68 +174,159 @@ impl Frame {
         }
         !self.failed.load(Ordering::Relaxed)
     }
+
+    /// Counts one finished piece of work (`finished`: without failure) out of `latch`, and
+    /// out of each heap latch above it that reaches zero, freeing those.
+    ///
+    /// # Safety
+    /// `latch` is live and counts the piece; a heap latch was made by [`detach_children`].
+    unsafe fn count_out(mut latch: *const Latch, finished: bool) {
+        let mut failed = !finished;
+        loop {
+            // SAFETY: live until its count reaches zero, which only this call can see.
+            let l = unsafe { &*latch };
+            if failed {
+                l.failed.store(true, Ordering::Relaxed);
+            }
+            // Release: this work's writes come before whoever sees the count reach zero.
+            if l.outstanding.fetch_sub(1, Ordering::Release) != 1 || l.up.is_null() {
+                return;
+            }
+            // Acquire: the siblings' writes come before the count out of the latch above.
+            core::sync::atomic::fence(Ordering::Acquire);
+            failed = l.failed.load(Ordering::Relaxed);
+            let up = l.up;
+            // SAFETY: a heap latch at zero is no one else's (see above).
+            drop(unsafe { Box::from_raw(latch as *mut Latch) });
+            latch = up;
+        }
+    }
 }
 
 std::thread_local! {
-    /// The frame of the wait running the calling thread's current task.
-    static FRAME: Cell<*const Frame> = const { Cell::new(core::ptr::null()) };
+    /// The latch of the calling thread's current task: its wait's, or its detaching parent's.
+    static LATCH: Cell<*const Latch> = const { Cell::new(core::ptr::null()) };
+    /// Whether the calling thread's last task returned with detached children.
+    static DETACHED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// A detached child's record, moved to the heap, with the frame it counts in.
-struct Detached {
-    child: Child,
-    record: Box<[MaybeUninit<Unit>]>,
+/// Levels of detached children a thread runs nested in their parents' returns before it hands
+/// the next level to the pool as jobs: a tree of spawns without waits (N-Queens counting into
+/// a buffer) then costs what a fork-join tree does, while a chain as long as a graph's longest
+/// path (an asynchronous BFS) is cut every few levels, and the jobs' FIFO order keeps the
+/// search near breadth-first, which such a label-correcting search needs against re-visits.
+const MAX_DETACHED_NESTING: u32 = 8;
+
+std::thread_local! {
+    /// Levels of detached children being run nested on the calling thread.
+    static DETACHED_NESTING: Cell<u32> = const { Cell::new(0) };
 }
 
-// SAFETY: the record is moved, not shared, to the one thread that runs it; the frame outlives
-// the job (its wait does not return before the job has counted itself out).
-unsafe impl Send for Detached {}
+/// Detached children handed to the pool as one job: their records, moved to the heap.
+struct Batch {
+    children: Vec<Child>,
+    records: Box<[MaybeUninit<Unit>]>,
+}
 
-/// Hands the children the returning task never waited for to the pool as jobs of their own,
-/// counted in the task's frame.
-fn detach_children(lane: &LaneView) {
-    // SAFETY: the calling lane owns its context.
-    let n = core::mem::take(&mut unsafe { lane.ctx() }.spawned) as usize;
-    if n == 0 {
-        return;
+// SAFETY: the records are moved, not shared, to the one thread that runs the job; the latch
+// the children count in outlives them (it is freed only when they have counted out).
+unsafe impl Send for Batch {}
+
+/// Runs detached children (each counted in its latch), then counts out each that finished
+/// without detaching children of its own (one that did is counted out by its own latch).
+/// Halved into `rayon_core::join`s below [`MAX_DETACHED_NESTING`]; one after another at it,
+/// because a thread waiting in a join runs other jobs on top of its stack, and those may be
+/// detached children too: the nesting count bounds that.
+fn run_detached(children: &[Child]) {
+    match children {
+        [] => {}
+        [child] => {
+            let finished = run_one(child);
+            if !DETACHED.replace(false) || !finished {
+                // SAFETY: the latch counts this child and lives until it is counted out.
+                unsafe { Latch::count_out(child.latch, finished) };
+            }
+        }
+        _ if DETACHED_NESTING.get() >= MAX_DETACHED_NESTING => {
+            for child in children {
+                run_detached(core::slice::from_ref(child));
+            }
+        }
+        _ => {
+            let (a, b) = children.split_at(children.len() / 2);
+            rayon_core::join(|| run_detached(a), || run_detached(b));
+        }
     }
-    let frame = FRAME.get();
-    // SAFETY: in a launch; no task runs on this thread until the function returns.
+}
+
+/// The children the returning task never waited for: run as an implicit wait at its return
+/// (up to [`MAX_DETACHED_NESTING`] levels), else handed to the pool as a job, counted in a new
+/// latch of the task's, which finishes the task when they have. Whether the task has finished
+/// or will (false: a child failed).
+fn detach_children(lane: &LaneView) -> bool {
+    // SAFETY: the calling lane owns its context.
+    let n = unsafe { lane.ctx() }.spawned as usize;
+    if n == 0 {
+        return true;
+    }
+    let nesting = DETACHED_NESTING.get();
+    if nesting < MAX_DETACHED_NESTING {
+        DETACHED_NESTING.set(nesting + 1);
+        let finished = run_children(lane);
+        DETACHED_NESTING.set(nesting);
+        return finished;
+    }
+    // SAFETY: as above.
+    unsafe { lane.ctx() }.spawned = 0;
+    let up = LATCH.get();
+    // SAFETY: the latch outlives the task that runs in it.
+    let parent = unsafe { &*up };
+    if parent.up.is_null() {
+        // A wait's child: the wait counts it, as it now finishes after its own return. (A
+        // detached child is already counted in its parent's latch.)
+        parent.outstanding.fetch_add(1, Ordering::Relaxed);
+    }
+    let latch: *const Latch = Box::into_raw(Box::new(Latch {
+        outstanding: AtomicUsize::new(n),
+        failed: AtomicBool::new(false),
+        up,
+    }));
+    // SAFETY: in a launch; the reference ends before any child runs.
     let t = unsafe { this_thread() };
     let first = t.children.len() - n;
-    t.arena.top = t.children[first].mark;
-    // SAFETY: the frame outlives its detached children (see `Frame::wait`).
-    unsafe { &*frame }
-        .outstanding
-        .fetch_add(n, Ordering::Relaxed);
-    for mut child in t.children.drain(first..) {
-        let units = (child.bytes as usize).div_ceil(size_of::<Unit>());
-        let mut record = Box::new_uninit_slice(units);
-        // SAFETY: the child's record has `bytes` bytes and has never been polled, so moving it
-        // is a move of its future; nothing else uses it (its parent has returned), and the
-        // arena's room is not reused before this copy.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                child.record,
-                record.as_mut_ptr() as *mut u8,
-                child.bytes as usize,
-            )
-        };
-        child.frame = frame;
-        let mut job = Detached { child, record };
-        rayon_core::spawn_fifo(move || {
-            let job = &mut job;
-            job.child.record = job.record.as_mut_ptr() as *mut u8;
-            let finished = run_one(&job.child);
-            // SAFETY: as above.
-            let frame = unsafe { &*job.child.frame };
-            if !finished {
-                frame.failed.store(true, Ordering::Relaxed);
-            }
-            // Release: this child's writes come before its frame's wait returns.
-            frame.outstanding.fetch_sub(1, Ordering::Release);
-        });
+    let mark = t.children[first].mark;
+    let mut children: Vec<Child> = t.children.drain(first..).collect();
+    for child in &mut children {
+        child.latch = latch;
     }
+    // One allocation for all the records, each at a unit boundary.
+    let units = |c: &Child| (c.bytes as usize).div_ceil(size_of::<Unit>());
+    let total = children.iter().map(units).sum();
+    let mut records = Box::new_uninit_slice(total);
+    let mut at = 0;
+    for child in &mut children {
+        let to = records[at..].as_mut_ptr() as *mut u8;
+        // SAFETY: the record (never polled, so its future may move) has `bytes` bytes and
+        // `to` has room for them; no one else uses it (its parent has returned), and the
+        // arena's room is not reused before this copy.
+        unsafe { core::ptr::copy_nonoverlapping(child.record, to, child.bytes as usize) };
+        child.record = to;
+        at += units(child);
+    }
+    t.arena.top = mark;
+    let batch = Batch { children, records };
+    rayon_core::spawn_fifo(move || {
+        let Batch { children, records } = batch;
+        // A level of its own: the job may run on top of a waiting thread's stack.
+        let nesting = DETACHED_NESTING.get();
+        DETACHED_NESTING.set(nesting + 1);
+        run_detached(&children);
+        DETACHED_NESTING.set(nesting);
+        // The children's records live until they have run.
+        drop(records);
+    });
+    DETACHED.set(true);
+    true
 }
 
 /// Where an [`Arena`]'s top is: chunk and offset in [`Unit`]s.
@@ -335,7 +444,7 @@ where
         info: &T::INFO,
         thread: t.index,
         bytes: size_of::<Record<F>>() as u32,
-        frame: core::ptr::null(),
+        latch: core::ptr::null(),
     });
     t.spawned += 1;
     // SAFETY: the calling lane owns its context.
@@ -365,29 +474,25 @@ fn run_spawned(n: usize) -> bool {
     let t = unsafe { this_thread() };
     let first = t.children.len() - n;
     let mark = t.children[first].mark;
-    let frame = Frame::new();
+    let latch = Latch::wait();
     for child in &mut t.children[first..] {
-        child.frame = &frame;
+        child.latch = &latch;
     }
-    // The children leave the stack before they run: theirs go on top of it.
-    let finished = match n {
-        1 => {
-            let child = t.children.pop().expect("one child");
-            run_one(&child)
-        }
-        2 => {
-            let pair = [t.children[first], t.children[first + 1]];
-            t.children.truncate(first);
-            run_all(&pair)
-        }
-        _ => {
-            let all: Vec<Child> = t.children.drain(first..).collect();
-            run_all(&all)
-        }
+    // The children leave the stack before they run: theirs go on top of it. Up to
+    // `ON_STACK` are copied to this frame, more to the heap.
+    const ON_STACK: usize = 16;
+    let finished = if n <= ON_STACK {
+        let mut few = [t.children[first]; ON_STACK];
+        few[..n].copy_from_slice(&t.children[first..]);
+        t.children.truncate(first);
+        run_all(&few[..n])
+    } else {
+        let all: Vec<Child> = t.children.drain(first..).collect();
+        run_all(&all)
     };
     // SAFETY: as above; every child has finished, so nothing uses their records.
     unsafe { this_thread() }.arena.top = mark;
-    frame.wait() && finished
+    latch.wait_zero() && finished
 }
 
 /// Drops the children a failed task spawned and never waited for, without running them (their
@@ -436,10 +541,10 @@ fn run_one(child: &Child) -> bool {
     }
     let saved = (ctx.spawned, ctx.flags, ctx.info);
     (ctx.spawned, ctx.flags, ctx.info) = (0, 0, child.info);
-    let outer = FRAME.replace(child.frame);
+    let outer = LATCH.replace(child.latch);
     // SAFETY: the record was written by `spawn` and only this thread runs it; `lane` is ours.
     let finished = arch::guard(|| unsafe { (child.run)(child.record, &lane) }) == Some(true);
-    FRAME.set(outer);
+    LATCH.set(outer);
     // SAFETY: as above; the child's frames are gone.
     let ctx = unsafe { lane.ctx() };
     if !finished && ctx.spawned != 0 {
