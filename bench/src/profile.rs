@@ -42,7 +42,7 @@ struct Cost {
     spread: String,
     events: u64,
     dropped: u64,
-    warps: usize,
+    workers: String,
     device: String,
 }
 
@@ -98,9 +98,9 @@ fn profile(s: &Settings, w: &mut dyn Workload) -> Result<(Cost, Trace), String> 
             "{:.3}-{:.3} / {:.3}-{:.3}",
             off_s.min_ms, off_s.max_ms, on_s.min_ms, on_s.max_ms
         ),
-        events: trace.warps.iter().map(|w| w.events.len() as u64).sum(),
+        events: trace.workers.iter().map(|w| w.events.len() as u64).sum(),
         dropped: trace.dropped(),
-        warps: trace.warps.len(),
+        workers: format!("{} {}s", trace.workers.len(), trace.worker.name()),
         device: match plain.backend() {
             BackendKind::Gpu { device } => device,
             BackendKind::Cpu(_) => "the CPU executor".into(),
@@ -122,7 +122,7 @@ fn table(costs: &[Cost], s: &Settings, device: &str) -> String {
          Kernel time (CUDA events on the GPU, wall time on the CPU executor), median of {} \
          timed launches after {} warm-up ones, launches of the runtime without the trace and \
          the one with it ({} events per warp) alternating; every launch verified.\n\n\
-         | workload | trace off ms | trace on ms | on / off | min-max off / on ms | events recorded | dropped | warps |\n\
+         | workload | trace off ms | trace on ms | on / off | min-max off / on ms | events recorded | dropped | workers |\n\
          |---|---:|---:|---:|---|---:|---:|---:|\n",
         s.runs, s.warmup, s.events_per_warp
     );
@@ -136,7 +136,7 @@ fn table(costs: &[Cost], s: &Settings, device: &str) -> String {
             c.spread,
             c.events,
             c.dropped,
-            c.warps
+            c.workers
         );
     }
     t
@@ -166,8 +166,8 @@ pub fn run(s: &Settings) -> Result<bool, String> {
         match profile(s, w.as_mut()) {
             Ok((cost, trace)) => {
                 println!(
-                    "{label}: trace off {:.3} ms, on {:.3} ms (median); {} events over {} warps, {} dropped",
-                    cost.off_ms, cost.on_ms, cost.events, cost.warps, cost.dropped
+                    "{label}: trace off {:.3} ms, on {:.3} ms (median); {} events over {}, {} dropped",
+                    cost.off_ms, cost.on_ms, cost.events, cost.workers, cost.dropped
                 );
                 let json = s.out_dir.join(format!("{label}.trace.json"));
                 write_trace(&trace, &json)?;

@@ -20,7 +20,7 @@
 //! | [`queue`] | per-warp ring queues: staging, publishing, pops, steals, DAQ |
 //! | [`join`] | join counters and continuations |
 //! | [`scheduler`] | the worker loop (a worker is a warp in thread mode) tying them together, termination |
-//! | [`trace`] | the opt-in event trace: task runs, steals and idle spans per warp, for profiles |
+//! | [`trace`] | the opt-in event trace: task runs, steals and idle spans per warp (block mode: per block), for profiles |
 //! | [`block`] | block mode: block records, the block worker, collective waits, the `Block` helpers |
 //! | [`error`] | device failures reported to the host |
 //! | [`region`] | the device's view of one launch: typed pointers into the region |

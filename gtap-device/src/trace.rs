@@ -1,12 +1,16 @@
 //! The recorder of the opt-in event trace ([`crate::abi::TraceEvent`] says what it records).
 //!
-//! Each warp's leader lane records into the warp's own buffer with plain stores, which the host
-//! reads after the launch has ended. The recorder's state ([`TraceCursor`]) lives beside the
-//! warp's statistics in its [`WarpShared`](crate::scheduler::WarpShared). The scheduler calls
-//! these functions only when [`Region::traced`] says the launch records a trace: a step tests
-//! that once and calls [`before_polls`] and [`after_polls`] around its polls (out of line, so
-//! that an untraced step carries only the test and two calls it jumps over); the other calls
-//! are on the search path (a step that finds nothing, a steal) and at the start and end.
+//! One recorder per *worker*: a warp in thread mode, a thread block in block mode. A block is
+//! scheduled by its first warp ([`crate::block`]), whose leader lane (the block's thread 0)
+//! records for the whole block; so the recorder always runs on a warp's leader lane, into that
+//! warp's own buffer, with plain stores, which the host reads after the launch has ended. The
+//! recorder's state ([`TraceCursor`]) lives beside the warp's statistics in its
+//! [`WarpShared`](crate::scheduler::WarpShared). The schedulers call these functions only when
+//! [`Region::traced`] says the launch records a trace: a step tests that once and calls
+//! [`before_polls`] and [`after_polls`] (a block: [`before_block_poll`] and
+//! [`after_block_poll`]) around its polls (out of
+//! line, so that an untraced step carries only the test and calls it jumps over); the other
+//! calls are on the search path (a step that finds nothing, a steal) and at the start and end.
 //! Nothing the recorder needs stays in a register across the polls or a search: it keeps its
 //! marks in its state in shared memory.
 
@@ -16,7 +20,7 @@ use crate::abi::{TraceEvent, TraceKind, WarpTraceMeta};
 use crate::arch::{self, Warp};
 use crate::region::Region;
 
-/// A warp's recorder state (only its leader lane touches it).
+/// A worker's recorder state (only the leader lane of its warp touches it).
 #[derive(Clone, Copy)]
 pub(crate) struct TraceCursor {
     /// Events recorded so far, dropped ones included.
@@ -31,6 +35,9 @@ pub(crate) struct TraceCursor {
     idle_since_ns: u64,
     /// When the warp's leader last began to look for a batch in the queues.
     search_ns: u64,
+    /// Block mode: the queue of the task being polled (kept here, not in a register across
+    /// the poll).
+    queue: u32,
 }
 
 impl TraceCursor {
@@ -42,6 +49,7 @@ impl TraceCursor {
         polls_ns: 0,
         idle_since_ns: 0,
         search_ns: 0,
+        queue: 0,
     };
 }
 
@@ -56,7 +64,8 @@ fn with_cursor(warp: &Warp, f: impl FnOnce(&Region, u32, &mut TraceCursor)) {
     });
 }
 
-/// Writes `event` into warp `me`'s buffer if it has room; counts it either way.
+/// Writes `event` into warp `me`'s buffer (a block's: its first warp's) if it has room;
+/// counts it either way.
 #[inline(always)]
 fn record(region: &Region, me: u32, cursor: &mut TraceCursor, event: TraceEvent) {
     if cursor.events < region.trace_events_per_warp {
@@ -97,11 +106,25 @@ pub(crate) fn begin(warp: &Warp) {
 /// The warp has a batch and starts polling it: ends an idle span, marks the polls' start.
 #[inline(never)]
 pub(crate) fn before_polls(warp: &Warp) {
+    with_cursor(warp, start_polls);
+}
+
+/// Block mode: the block has a task of queue `queue` and starts polling it: as
+/// [`before_polls`], keeping the queue for [`after_block_poll`].
+#[inline(never)]
+pub(crate) fn before_block_poll(warp: &Warp, queue: u32) {
     with_cursor(warp, |region, me, c| {
-        let now = arch::globaltimer();
-        end_idle(region, me, c, now);
-        c.polls_ns = now;
+        start_polls(region, me, c);
+        c.queue = queue;
     });
+}
+
+/// Ends an idle span and marks the polls' start.
+#[inline(always)]
+fn start_polls(region: &Region, me: u32, c: &mut TraceCursor) {
+    let now = arch::globaltimer();
+    end_idle(region, me, c, now);
+    c.polls_ns = now;
 }
 
 /// The step's `polled` tasks of queue `queue` have been polled.
@@ -119,6 +142,17 @@ pub(crate) fn after_polls(warp: &Warp, polled: u32, queue: u32) {
     });
 }
 
+/// Block mode: the block's threads have polled the task of [`before_block_poll`], and the
+/// poll ended as `end` (a [`BlockPollEnd`](crate::abi::BlockPollEnd), as `u32`).
+#[inline(never)]
+pub(crate) fn after_block_poll(warp: &Warp, end: u32) {
+    with_cursor(warp, |region, me, c| {
+        let (start, queue) = (c.polls_ns, c.queue);
+        let event = TraceEvent::span(TraceKind::BlockRun, start, arch::globaltimer(), end, queue);
+        record(region, me, c, event);
+    });
+}
+
 /// A step found nothing to run: starts an idle span or extends the current one.
 pub(crate) fn idle_step(warp: &Warp) {
     with_cursor(warp, |_, _, c| {
@@ -129,13 +163,14 @@ pub(crate) fn idle_step(warp: &Warp) {
     });
 }
 
-/// The warp's leader begins to look for a batch in its own queues and, failing that, to
-/// steal (kept in the recorder's state, not in a register across the search).
+/// The warp's leader begins to look for a batch (a block's task) in its own queues and,
+/// failing that, to steal (kept in the recorder's state, not in a register across the search).
 pub(crate) fn search(warp: &Warp) {
     with_cursor(warp, |_, _, c| c.search_ns = arch::globaltimer());
 }
 
-/// The warp stole `tasks` tasks from warp `victim`, since its [`search`] began.
+/// The warp stole `tasks` tasks from warp `victim` (in block mode, the first warp of the victim
+/// block), since its [`search`] began.
 pub(crate) fn steal(warp: &Warp, victim: u32, tasks: u32) {
     with_cursor(warp, |region, me, c| {
         let end = arch::globaltimer();

@@ -79,7 +79,9 @@ pub struct Config {
     /// see [`Launch::trace`]); 0, the default, records none and costs nothing. Each event takes
     /// 24 bytes of device memory per warp, on top of `max_task_memory_bytes`; a warp records
     /// about one event per scheduling step, and the events past its capacity are counted as
-    /// dropped ([`Trace::dropped`]). `GTAP_TRACE` (a number of events) overrides it.
+    /// dropped ([`Trace::dropped`]). A block-mode kernel records one track per block, into its
+    /// first warp's buffer, so this is then the capacity of each block's trace.
+    /// `GTAP_TRACE` (a number of events) overrides it.
     ///
     /// [`Launch::trace`]: crate::Launch::trace
     /// [`Trace::dropped`]: crate::Trace::dropped

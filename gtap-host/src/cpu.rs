@@ -15,7 +15,7 @@ use crate::records;
 use crate::runtime::Launch;
 use crate::stall::{StallDetector, StallReport, WarpActivity};
 use crate::stats::Stats;
-use crate::trace::Trace;
+use crate::trace::{Trace, WorkerKind};
 use crate::watchdog::{self, Outcome, Watched};
 
 /// How the CPU executor runs the warps.
@@ -180,7 +180,7 @@ impl Cpu {
         let layout = self.state.layout();
         let trace = (layout.trace_events_per_warp != 0).then(|| {
             let (metas, events) = self.state.trace();
-            Trace::decode(K::NAME, layout, metas, events)
+            Trace::decode(K::NAME, layout, WorkerKind::of::<K>(), metas, events)
         });
         Ok(Launch {
             result,

@@ -52,4 +52,4 @@ pub use runtime::{BackendKind, Launch, Runtime};
 pub use schedules::{Schedule, ScheduleError, check_schedules, check_schedules_with};
 pub use stall::{StallDetector, StallReport, WarpActivity};
 pub use stats::{ModuleLoad, ModuleSource, Stats};
-pub use trace::{Event, EventKind, Trace, WarpTrace};
+pub use trace::{BlockPollEnd, Event, EventKind, Trace, WorkerKind, WorkerTrace};

@@ -23,7 +23,8 @@ pub struct Launch<T> {
     pub result: T,
     /// Timings and scheduler statistics.
     pub stats: Stats,
-    /// What every warp did and when, if the runtime records a trace
+    /// What every warp (a block-mode kernel: every block) did and when, if the runtime records
+    /// a trace
     /// ([`Config::trace_events_per_warp`](crate::Config::trace_events_per_warp) or
     /// `GTAP_TRACE`); `None` otherwise. [`Trace::write_chrome_json`] exports it for Perfetto,
     /// and the workspace's `gtap-profile` command draws it.

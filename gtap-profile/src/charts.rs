@@ -1,11 +1,14 @@
 //! The PNG charts of a [`Profile`] (plotters' bitmap backend, text in a TrueType font):
 //!
-//! * `timeline.png`: warps × time. Each pixel column of a warp's row is blue for the share of
-//!   its time the warp spent polling tasks, grey for the share it spent finding nothing to run,
-//!   orange for the rest of its time in the scheduler (folds, joins, pops, steals), white
+//! Each chart is drawn per *worker*: a warp, or for a block-mode kernel a thread block (the
+//! labels say which).
+//!
+//! * `timeline.png`: workers × time. Each pixel column of a worker's row is blue for the share
+//!   of its time the worker spent polling tasks, grey for the share it spent finding nothing to
+//!   run, orange for the rest of its time in the scheduler (folds, joins, pops, steals), white
 //!   before it entered the scheduler and after it left; red ticks mark steals.
-//! * `utilization.png`: above, how many warps run tasks (and how many are idle) over time;
-//!   below, how many warps spent which share of the launch running tasks (GTaP's histogram).
+//! * `utilization.png`: above, how many workers run tasks (and how many are idle) over time;
+//!   below, how many workers spent which share of the launch running tasks (GTaP's histogram).
 //! * `durations.png`: how long a step's polls took (and idle spans lasted), log-scale bins.
 
 use std::path::{Path, PathBuf};
@@ -41,7 +44,7 @@ pub fn register_font(font: &Path) -> Result<(), String> {
 }
 
 /// Draws the three charts of `profile` into `dir` (after [`register_font`]), the timeline with
-/// at most `max_warps` rows (warps spread evenly over the grid); returns the files written.
+/// at most `max_warps` rows (workers spread evenly over the grid); returns the files written.
 pub fn draw_all(profile: &Profile, dir: &Path, max_warps: usize) -> Result<Vec<PathBuf>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let files = [
@@ -86,21 +89,22 @@ fn timeline(p: &Profile, path: &Path, max_warps: usize) -> Result<(), String> {
     let polls: u64 = p.runs().map(|r| u64::from(r.tasks)).sum();
     let steps = p.runs().count().max(1);
     let caption = format!(
-        "{}: warps over time ({} of {} warps; {:.1} tasks per step on average)",
+        "{}: {w}s over time ({} of {} {w}s; {:.1} tasks per step on average)",
         p.kernel,
         rows.len(),
         p.tracks.len(),
-        polls as f64 / steps as f64
+        polls as f64 / steps as f64,
+        w = p.worker
     );
     let span = p.span_us.max(1e-3);
     // Row i is centred on y = n - 1 - i; only whole values get a label.
-    let warp_of = |y: &f64| {
+    let worker_of = |y: &f64| {
         let row = n - 1.0 - y;
         if (row - row.round()).abs() > 1e-6 || row < -0.5 {
             return String::new();
         }
         rows.get(row.round() as usize)
-            .map_or(String::new(), |t| t.warp.to_string())
+            .map_or(String::new(), |t| t.worker.to_string())
     };
     let mut chart = ChartBuilder::on(&root)
         .caption(caption, (FONT, 20))
@@ -112,10 +116,10 @@ fn timeline(p: &Profile, path: &Path, max_warps: usize) -> Result<(), String> {
     chart
         .configure_mesh()
         .disable_mesh()
-        .x_desc("µs since the first warp started")
-        .y_desc("warp")
+        .x_desc(format!("µs since the first {} started", p.worker))
+        .y_desc(p.worker.as_str())
         .y_labels(rows.len().min(16))
-        .y_label_formatter(&warp_of)
+        .y_label_formatter(&worker_of)
         .label_style((FONT, 13))
         .draw()
         .map_err(&err)?;
@@ -185,22 +189,22 @@ fn utilization(p: &Profile, path: &Path) -> Result<(), String> {
     root.fill(&WHITE).map_err(&err)?;
     let (top, bottom) = root.split_vertically(500);
     let series = p.busy_over_time(400);
-    let warps = p.tracks.len().max(1) as f64;
+    let workers = p.tracks.len().max(1) as f64;
     let span = p.span_us.max(1e-3);
     let mut chart = ChartBuilder::on(&top)
         .caption(
-            format!("{}: warps running tasks over time", p.kernel),
+            format!("{}: {}s running tasks over time", p.kernel, p.worker),
             (FONT, 20),
         )
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d(0.0..span, 0.0..warps * 1.05)
+        .build_cartesian_2d(0.0..span, 0.0..workers * 1.05)
         .map_err(&err)?;
     chart
         .configure_mesh()
-        .x_desc("µs since the first warp started")
-        .y_desc("warps")
+        .x_desc(format!("µs since the first {} started", p.worker))
+        .y_desc(format!("{}s", p.worker))
         .label_style((FONT, 13))
         .draw()
         .map_err(&err)?;
@@ -229,11 +233,11 @@ fn utilization(p: &Profile, path: &Path) -> Result<(), String> {
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], IDLE.stroke_width(2)));
     chart
         .draw_series(LineSeries::new(
-            [(0.0, warps), (span, warps)],
+            [(0.0, workers), (span, workers)],
             BLACK.stroke_width(1),
         ))
         .map_err(&err)?
-        .label(format!("{} warps", p.tracks.len()))
+        .label(format!("{} {}s", p.tracks.len(), p.worker))
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(1)));
     chart
         .configure_series_labels()
@@ -244,7 +248,7 @@ fn utilization(p: &Profile, path: &Path) -> Result<(), String> {
         .draw()
         .map_err(&err)?;
 
-    let shares = p.warp_utilization();
+    let shares = p.utilization();
     let mut bins = [0u32; 20];
     for s in &shares {
         bins[((s * 20.0) as usize).min(19)] += 1;
@@ -253,7 +257,10 @@ fn utilization(p: &Profile, path: &Path) -> Result<(), String> {
     let mean = 100.0 * shares.iter().sum::<f64>() / shares.len().max(1) as f64;
     let mut chart = ChartBuilder::on(&bottom)
         .caption(
-            format!("share of the launch each warp spent running tasks (mean {mean:.1}%)"),
+            format!(
+                "share of the launch each {} spent running tasks (mean {mean:.1}%)",
+                p.worker
+            ),
             (FONT, 18),
         )
         .margin(12)
@@ -264,7 +271,7 @@ fn utilization(p: &Profile, path: &Path) -> Result<(), String> {
     chart
         .configure_mesh()
         .x_desc("% of the launch spent running tasks")
-        .y_desc("warps")
+        .y_desc(format!("{}s", p.worker))
         .label_style((FONT, 13))
         .draw()
         .map_err(&err)?;
@@ -358,12 +365,12 @@ mod tests {
     #[test]
     fn the_timeline_samples_warps_across_the_whole_grid() {
         let tracks: Vec<Track> = (0..2112)
-            .map(|warp| Track {
-                warp,
+            .map(|worker| Track {
+                worker,
                 ..Track::default()
             })
             .collect();
-        let rows: Vec<u32> = sample(&tracks, 64).iter().map(|t| t.warp).collect();
+        let rows: Vec<u32> = sample(&tracks, 64).iter().map(|t| t.worker).collect();
         assert!(rows.len() <= 64 && rows.len() >= 60, "{}", rows.len());
         assert_eq!(rows[0], 0);
         assert!(

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-/// One span of a warp's time, in microseconds since the trace's start.
+/// One span of a worker's time, in microseconds since the trace's start.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Span {
     /// Start.
@@ -21,11 +21,11 @@ impl Span {
     }
 }
 
-/// One warp's track.
+/// One worker's track (a warp's, or in block mode a block's).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Track {
-    /// The warp's index (the track's `tid`).
-    pub warp: u32,
+    /// The worker's index (the track's `tid`).
+    pub worker: u32,
     /// From its entering the scheduler to its leaving it.
     pub scheduler: Option<Span>,
     /// Its scheduling steps' polls.
@@ -41,11 +41,13 @@ pub struct Track {
 pub struct Profile {
     /// The kernel traced.
     pub kernel: String,
-    /// From the first warp entering the scheduler to the last one leaving it.
+    /// What a track follows: `"warp"`, or `"block"` for a block-mode kernel.
+    pub worker: String,
+    /// From the first worker entering the scheduler to the last one leaving it.
     pub span_us: f64,
-    /// Events the warps could not record (their buffers were full).
+    /// Events the workers could not record (their buffers were full).
     pub dropped: u64,
-    /// One track per warp, in warp order.
+    /// One track per worker, in order.
     pub tracks: Vec<Track>,
 }
 
@@ -66,10 +68,10 @@ impl Profile {
                     .into(),
             );
         }
-        let warps = number(&other["warps"], "warp count")? as usize;
-        let mut tracks: Vec<Track> = (0..warps)
+        let workers = number(&other["workers"], "worker count")? as usize;
+        let mut tracks: Vec<Track> = (0..workers)
             .map(|w| Track {
-                warp: w as u32,
+                worker: w as u32,
                 ..Track::default()
             })
             .collect();
@@ -99,19 +101,20 @@ impl Profile {
         }
         Ok(Profile {
             kernel: other["kernel"].as_str().unwrap_or("kernel").to_string(),
+            worker: other["worker"].as_str().unwrap_or("warp").to_string(),
             span_us: number(&other["span_us"], "span")?,
             dropped: other["dropped"].as_u64().unwrap_or(0),
             tracks,
         })
     }
 
-    /// Every run, over all warps.
+    /// Every run, over all workers.
     pub fn runs(&self) -> impl Iterator<Item = &Span> {
         self.tracks.iter().flat_map(|t| t.runs.iter())
     }
 
-    /// Average number of warps running tasks (and idle) in each of `bins` equal slices of the
-    /// span: `(slice midpoint µs, busy warps, idle warps)`.
+    /// Average number of workers running tasks (and idle) in each of `bins` equal slices of
+    /// the span: `(slice midpoint µs, busy workers, idle workers)`.
     pub fn busy_over_time(&self, bins: usize) -> Vec<(f64, f64, f64)> {
         let width = self.span_us.max(1e-9) / bins as f64;
         let mut busy = vec![0.0; bins];
@@ -128,9 +131,9 @@ impl Profile {
             .collect()
     }
 
-    /// Each warp's share of the launch's span spent running tasks, 0 to 1 (GTaP's "working
+    /// Each worker's share of the launch's span spent running tasks, 0 to 1 (GTaP's "working
     /// time ratio").
-    pub fn warp_utilization(&self) -> Vec<f64> {
+    pub fn utilization(&self) -> Vec<f64> {
         self.tracks
             .iter()
             .map(|t| {
@@ -185,7 +188,7 @@ pub fn log_histogram(values: &[f64], per_decade: u32) -> Vec<(f64, f64, u64)> {
 mod tests {
     use super::*;
 
-    const TRACE: &str = r#"{"displayTimeUnit":"ns","otherData":{"gtap_trace":1,"kernel":"fib_kernel","span_us":10.000,"warps":2,"events_per_warp":8,"dropped":3},"traceEvents":[
+    const TRACE: &str = r#"{"displayTimeUnit":"ns","otherData":{"gtap_trace":1,"kernel":"fib_kernel","worker":"warp","span_us":10.000,"workers":2,"events_per_warp":8,"dropped":3},"traceEvents":[
 {"ph":"M","name":"process_name","pid":0,"tid":0,"args":{"name":"fib_kernel"}},
 {"ph":"M","name":"thread_name","pid":0,"tid":0,"args":{"name":"warp 0 (block 0)"}},
 {"ph":"X","name":"scheduler","cat":"warp","pid":0,"tid":0,"ts":0.000,"dur":10.000,"args":{"left":true,"dropped":0}},
@@ -203,7 +206,7 @@ mod tests {
             (p.kernel.as_str(), p.span_us, p.dropped),
             ("fib_kernel", 10.0, 3)
         );
-        assert_eq!(p.tracks.len(), 2);
+        assert_eq!((p.worker.as_str(), p.tracks.len()), ("warp", 2));
         assert_eq!(p.tracks[0].runs[0].tasks, 32);
         assert_eq!(p.tracks[0].idle.len(), 1);
         assert_eq!(p.tracks[0].scheduler.map(|s| s.end_us()), Some(10.0));
@@ -224,7 +227,7 @@ mod tests {
         let idle: Vec<f64> = series.iter().map(|s| s.2).collect();
         assert_eq!(idle, vec![0.0, 0.0, 1.0, 1.0]);
         assert_eq!(series[0].0, 1.25);
-        assert_eq!(p.warp_utilization(), vec![0.5, 0.5]);
+        assert_eq!(p.utilization(), vec![0.5, 0.5]);
     }
 
     #[test]

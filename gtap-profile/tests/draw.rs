@@ -1,10 +1,11 @@
-//! Draws the charts of a real trace: fib on the CPU executor, traced, written as Chrome JSON by
-//! gtap-host, read back and drawn by `gtap-profile` (the library and the command).
+//! Draws the charts of real traces: fib and (block mode) adaptive integration on the CPU
+//! executor, traced, written as Chrome JSON by gtap-host, read back and drawn by
+//! `gtap-profile` (the library and the command).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gtap_examples::fib;
+use gtap_examples::{fib, integrate_block};
 use gtap_host::{Config, CpuMode, Runtime};
 use gtap_profile::Profile;
 
@@ -28,6 +29,28 @@ fn write_trace(dir: &Path) -> (PathBuf, u64) {
     launch.trace.unwrap().write_chrome_json(file).unwrap();
     let s = &launch.stats;
     (path, s.tasks_polled - s.tasks_run_at_once)
+}
+
+/// Writes the trace of a traced block-mode integration (two blocks) into `dir`; returns its
+/// path and the task polls of the launch (one per block step).
+fn write_block_trace(dir: &Path) -> (PathBuf, u64) {
+    let block = integrate_block::BLOCK;
+    let config = Config::new()
+        .block_mode()
+        .block_size(block)
+        .grid_size(2)
+        .trace_events_per_warp(1 << 14);
+    let mut rt = Runtime::cpu(CpuMode::Parallel, &config).unwrap();
+    let args = (-1.0, 1.0, 1e-6);
+    let launch = rt
+        .launch(integrate_block::integrate_block_kernel, args)
+        .unwrap();
+    let want = integrate_block::integrate_block_seq(args.0, args.1, args.2, block);
+    assert_eq!(launch.result.to_bits(), want.to_bits());
+    let path = dir.join("integrate_block.trace.json");
+    let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    launch.trace.unwrap().write_chrome_json(file).unwrap();
+    (path, launch.stats.tasks_polled)
 }
 
 /// A PNG's width and height, from its header.
@@ -67,6 +90,32 @@ fn a_cpu_executor_trace_reads_back_and_draws() {
     let polls: u64 = profile.runs().map(|r| u64::from(r.tasks)).sum();
     assert_eq!(polls, in_steps);
     assert!(profile.runs().all(|r| r.end_us() <= profile.span_us + 1e-3));
+    let files = gtap_profile::draw_file(
+        &json,
+        &dir.join("charts"),
+        Path::new(gtap_profile::charts::DEFAULT_FONT),
+        64,
+    )
+    .unwrap();
+    check_charts(&files);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_block_mode_trace_reads_back_with_one_track_per_block_and_draws() {
+    let dir = scratch("block");
+    let (json, polled) = write_block_trace(&dir);
+    let profile = Profile::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(profile.kernel, "integrate_block_kernel");
+    assert_eq!(
+        (profile.worker.as_str(), profile.tracks.len()),
+        ("block", 2)
+    );
+    assert!(
+        profile.runs().all(|r| r.tasks == 1),
+        "a block runs one task a step"
+    );
+    assert_eq!(profile.runs().count() as u64, polled);
     let files = gtap_profile::draw_file(
         &json,
         &dir.join("charts"),

@@ -17,7 +17,7 @@
 //! | [`ErrorReport`], [`ErrorCode`] | decodes the first device failure |
 //! | [`WarpStats`] | reads one per warp after a launch |
 //! | [`WarpStatus`], [`WarpState`], [`STOPPED_BY_WATCHDOG`], [`Layout::stop_word`] | the watchdog reads each warp's status while a launch runs, and stops a stalled one |
-//! | [`TraceEvent`], [`TraceKind`], [`WarpTraceMeta`], [`Layout::with_trace`] | sizes the opt-in event trace, reads each warp's events after a launch |
+//! | [`TraceEvent`], [`TraceKind`], [`BlockPollEnd`], [`WarpTraceMeta`], [`Layout::with_trace`] | sizes the opt-in event trace, reads each worker's events after a launch |
 //! | [`MAX_QUEUES`], [`HEADER_BYTES`], [`ROOT_RESULT_BYTES`] | validates the configuration |
 //! | [`RING_ENTRY_BYTES`], [`POOL_CELL_BYTES`] | the memory each task slot costs beyond itself |
 //! | [`MAX_REGISTERS`] | the register ceiling of `ptxas` (builder) and of the driver's JIT (host) |
@@ -44,7 +44,7 @@ pub(crate) use shared::{
 };
 pub use stats::WarpStats;
 pub use status::{STOPPED_BY_WATCHDOG, WarpState, WarpStatus};
-pub use trace::{TraceEvent, TraceKind, WarpTraceMeta};
+pub use trace::{BlockPollEnd, TraceEvent, TraceKind, WarpTraceMeta};
 
 pub use crate::kernel::each_entry_param;
 

@@ -1,15 +1,19 @@
-//! The opt-in event trace: what each warp did and when, for profiles.
+//! The opt-in event trace: what each worker did and when, for profiles.
 //!
-//! With [`Layout::trace_events_per_warp`](super::Layout::trace_events_per_warp) above zero,
-//! every warp's leader lane writes [`TraceEvent`]s into its own bounded buffer in the runtime's
-//! region ([`Layout::trace`](super::Layout::trace), `trace_events_per_warp` events per warp):
-//! a [`TraceKind::Run`] per scheduling step (the polls of the step's batch), a
+//! A *worker* is what runs a batch of tasks: a warp in thread mode, a thread block in block
+//! mode. With [`Layout::trace_events_per_warp`](super::Layout::trace_events_per_warp) above
+//! zero, every worker's recording lane (a warp's leader; a block's thread 0, the leader of its
+//! first warp) writes [`TraceEvent`]s into its own bounded buffer in the runtime's region
+//! ([`Layout::trace`](super::Layout::trace), `trace_events_per_warp` events per warp; a block
+//! records into its first warp's buffer and summary, and its other warps' stay empty):
+//! a [`TraceKind::Run`] per thread-mode scheduling step (the polls of the step's batch) or a
+//! [`TraceKind::BlockRun`] per block-mode step (the block's poll of its one task), a
 //! [`TraceKind::Steal`] per successful steal, and a [`TraceKind::Idle`] per span of steps that
 //! found nothing to run. It counts every event it meant to write; those past the buffer's end
 //! are not written, only counted, so the host reports them as dropped. At the end of the
-//! launch each warp writes its [`WarpTraceMeta`] (when it entered and left the scheduler, and
-//! the count). Times are nanoseconds of one clock shared by every warp: `%globaltimer` on the
-//! GPU, a monotonic process clock on the CPU executor.
+//! launch each worker writes its [`WarpTraceMeta`] (when it entered and left the scheduler,
+//! and the count). Times are nanoseconds of one clock shared by every warp: `%globaltimer` on
+//! the GPU, a monotonic process clock on the CPU executor.
 //!
 //! With the trace off (the default) the buffers have no bytes and a step tests one launch
 //! parameter; nothing in a task's poll changes.
@@ -26,6 +30,9 @@ pub enum TraceKind {
     /// Steps in a row that found nothing to run, from the first one's start to the moment the
     /// warp had a batch again or left the scheduler: `a` = those steps, `b` = 0.
     Idle = 3,
+    /// A block-mode step's poll of the block's task by all its threads: `a` = how the poll
+    /// ended (a [`BlockPollEnd`], as `u32`), `b` = the queue the task came from.
+    BlockRun = 4,
 }
 
 impl TraceKind {
@@ -35,6 +42,42 @@ impl TraceKind {
             1 => Self::Run,
             2 => Self::Steal,
             3 => Self::Idle,
+            4 => Self::BlockRun,
+            _ => return None,
+        })
+    }
+}
+
+/// How a block-mode poll of a task ended: the block worker's verdict after the poll
+/// ([`crate::block`]), recorded in a [`TraceKind::BlockRun`].
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BlockPollEnd {
+    /// Every thread returned and no child is outstanding: the task is done.
+    Finished = 1,
+    /// Every thread returned, with children still running: the task completes when they
+    /// finish (the implicit wait).
+    ChildrenLeft = 2,
+    /// Every thread suspended at the same `taskwait!`, with children outstanding: the task
+    /// resumes when they have finished.
+    Suspended = 3,
+    /// Every thread reached the same `taskwait!` and no child was spawned: the wait is a no-op
+    /// and the block polls the task again at once.
+    PollAgain = 4,
+    /// The launch is aborting (a device error, here or elsewhere, such as a partial wait): the
+    /// task was left.
+    Dropped = 5,
+}
+
+impl BlockPollEnd {
+    /// Decodes a recorded end; `None` for a value no version of the runtime writes.
+    pub fn from_raw(raw: u32) -> Option<Self> {
+        Some(match raw {
+            1 => Self::Finished,
+            2 => Self::ChildrenLeft,
+            3 => Self::Suspended,
+            4 => Self::PollAgain,
+            5 => Self::Dropped,
             _ => return None,
         })
     }
@@ -75,7 +118,8 @@ impl TraceEvent {
     }
 }
 
-/// One warp's trace summary, written when it leaves the scheduler.
+/// One worker's trace summary, written when it leaves the scheduler (in block mode in the slot
+/// of the block's first warp).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WarpTraceMeta {
@@ -107,10 +151,25 @@ mod tests {
 
     #[test]
     fn kinds_round_trip_and_spans_saturate() {
-        for kind in [TraceKind::Run, TraceKind::Steal, TraceKind::Idle] {
+        for kind in [
+            TraceKind::Run,
+            TraceKind::Steal,
+            TraceKind::Idle,
+            TraceKind::BlockRun,
+        ] {
             assert_eq!(TraceKind::from_raw(kind as u32), Some(kind));
         }
         assert_eq!(TraceKind::from_raw(0), None);
+        for end in [
+            BlockPollEnd::Finished,
+            BlockPollEnd::ChildrenLeft,
+            BlockPollEnd::Suspended,
+            BlockPollEnd::PollAgain,
+            BlockPollEnd::Dropped,
+        ] {
+            assert_eq!(BlockPollEnd::from_raw(end as u32), Some(end));
+        }
+        assert_eq!(BlockPollEnd::from_raw(0), None);
         let e = TraceEvent::span(TraceKind::Run, 10, 25, 32, 1);
         assert_eq!((e.start_ns, e.duration_ns, e.a, e.b), (10, 15, 32, 1));
         assert_eq!(

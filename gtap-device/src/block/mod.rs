@@ -64,6 +64,13 @@
 //!
 //! So a step costs two block barriers, plus those of the helpers the task calls.
 //!
+//! **Trace.** With the event trace on ([`crate::trace`]), the block is one track, recorded by
+//! the scheduling warp's leader (thread 0) with thread mode's recorder: the step's find marks
+//! the poll's start (or extends an idle span), and after the verdict it records a
+//! [`TraceKind::BlockRun`](crate::abi::TraceKind::BlockRun) saying how the poll ended; steals
+//! are recorded by the shared search code. Each is behind a test of `Region::traced` on the
+//! scheduling warp, so the other warps and the poll itself are unchanged.
+//!
 //! Everything thread mode's invariants rest on holds per block: a task is polled by one worker
 //! at a time; children are staged during the poll and published after it, so none finishes
 //! before its parent's `pending` is stored; a wait's count is the worker's spawn count since

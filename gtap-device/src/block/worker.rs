@@ -1,7 +1,7 @@
 //! The block-mode worker: one block, one task at a time (the step protocol is in the
 //! [module docs](super)).
 
-use crate::abi::{ErrorCode, WarpState};
+use crate::abi::{BlockPollEnd, ErrorCode, WarpState};
 use crate::arch::{self, Warp};
 use crate::error::{Failure, raise};
 use crate::join::{self, Done};
@@ -9,6 +9,7 @@ use crate::queue::{self, Batch};
 use crate::record::{COMPLETING, NONE};
 use crate::scheduler::{Found, STOP_CHECK_STEPS, Step, Worker};
 use crate::task::TaskFunction;
+use crate::trace;
 
 use super::{BlockShared, record, task};
 
@@ -17,16 +18,13 @@ pub(crate) const IDLE: u32 = NONE;
 /// [`BlockShared::task`]: the launch is over.
 pub(crate) const STOP: u32 = NONE - 1;
 
-/// Thread 0's verdict on a poll of the block's task.
-const FINISHED: u32 = 1;
-/// Every thread returned; children spawned after the last wait still run (the implicit wait).
-const CHILDREN_LEFT: u32 = 2;
-/// Every thread suspended at the same wait, with children outstanding.
-const SUSPENDED: u32 = 3;
-/// Every thread suspended at the same wait, with no children: poll again at once.
-const POLL_AGAIN: u32 = 4;
-/// The launch is aborting (a device error, here or elsewhere): leave the task.
-const DROPPED: u32 = 5;
+// Thread 0's verdicts on a poll of the block's task, as the event trace records them (see
+// `BlockPollEnd` for each).
+const FINISHED: u32 = BlockPollEnd::Finished as u32;
+const CHILDREN_LEFT: u32 = BlockPollEnd::ChildrenLeft as u32;
+const SUSPENDED: u32 = BlockPollEnd::Suspended as u32;
+const POLL_AGAIN: u32 = BlockPollEnd::PollAgain as u32;
+const DROPPED: u32 = BlockPollEnd::Dropped as u32;
 
 /// A block's worker. Every thread of the block runs one, in step; the threads of the block's
 /// first warp also hold the scheduling [`Worker`].
@@ -118,6 +116,11 @@ impl<'w> BlockWorker<'w> {
         if let Some(s) = &mut self.scheduler {
             let warp = s.warp();
             let verdict = warp.leader(|| judge(task, shared, view.threads));
+            // The step's second test of the trace, after the poll: nothing of it (not even the
+            // task's queue) is held in a register across the poll.
+            if warp.region().traced() {
+                trace::after_block_poll(warp, verdict);
+            }
             settle(s, task, verdict);
             let now = arch::clock();
             s.count(|st| {
@@ -149,6 +152,9 @@ fn find(s: &mut Worker<'_, 1>) -> (u32, bool) {
         match s.refill_from() {
             Found::Nothing => {
                 s.publish(WarpState::Searching);
+                if region.traced() {
+                    trace::idle_step(warp);
+                }
                 return (IDLE, false);
             }
             found => stolen = found == Found::Stolen,
@@ -156,6 +162,9 @@ fn find(s: &mut Worker<'_, 1>) -> (u32, bool) {
     }
     let task = warp.leader(|| first(s.batch.ids));
     s.batch.len = 0;
+    if region.traced() {
+        trace::before_block_poll(warp, s.batch.queue);
+    }
     (task, stolen)
 }
 

@@ -766,7 +766,9 @@ mod tests {
                             assert!(e.a != w as u32 && (1..=32).contains(&e.b), "{e:?}")
                         }
                         Some(TraceKind::Idle) => assert!(e.a >= 1, "{e:?}"),
-                        None => panic!("{mode:?}: warp {w} recorded {e:?}"),
+                        Some(TraceKind::BlockRun) | None => {
+                            panic!("{mode:?}: thread-mode warp {w} recorded {e:?}")
+                        }
                     }
                 }
                 // Nothing past the recorded events was written.

@@ -36,7 +36,7 @@ use crate::records;
 use crate::runtime::Launch;
 use crate::stall::{StallDetector, StallReport, WarpActivity};
 use crate::stats::Stats;
-use crate::trace::Trace;
+use crate::trace::{Trace, WorkerKind};
 use crate::watchdog::{self, Outcome};
 
 use memory::PinnedRecord;
@@ -487,7 +487,13 @@ impl Gpu {
                     warps * per_warp as usize,
                     "copying the trace back",
                 )?;
-                Some(Trace::decode(K::NAME, &layout, &metas, &events))
+                Some(Trace::decode(
+                    K::NAME,
+                    &layout,
+                    WorkerKind::of::<K>(),
+                    &metas,
+                    &events,
+                ))
             }
         };
         Ok(Launch {
