@@ -165,6 +165,7 @@ impl PoolLocal {
     }
 
     /// Counts a child the parallel CPU executor polls at once instead of staging it.
+    #[cfg(not(target_arch = "nvptx64"))]
     #[inline]
     pub(crate) fn count_at_once(&self) {
         self.at_once.fetch_add(1);
