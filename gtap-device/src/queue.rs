@@ -442,6 +442,11 @@ pub(crate) fn fold<const KEPT: u32>(warp: &Warp, release: bool) -> Batch {
         // entries above are visible GPU-wide before any publication or join notification.
         arch::fence();
     }
+    // Every lane has read the staged counts and tails before the leader resets and moves them:
+    // the lanes of a warp need not run together (racecheck saw a lane read `staged` after the
+    // leader's reset in block mode), and a lane that read a moved tail would place its id
+    // past the ring's published end, over an entry already published.
+    warp.sync();
     warp.leader_only(|| {
         for q in 0..region.num_queues {
             let s = shared.staged[q as usize].load();

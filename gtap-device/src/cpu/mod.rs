@@ -30,7 +30,6 @@ use std::boxed::Box;
 use std::panic::{self, AssertUnwindSafe};
 use std::string::{String, ToString};
 use std::sync::mpsc;
-use std::vec;
 use std::vec::Vec;
 
 pub(crate) mod baton;
@@ -39,7 +38,7 @@ pub(crate) mod work_first;
 
 use crate::Kernel;
 use crate::abi::{
-    ErrorCode, ErrorReport, LaunchParams, Layout, Line, OPT_CHILD_FIRST, OPT_LAZY_SPAWN,
+    ErrorCode, ErrorReport, LaunchParams, Layout, OPT_CHILD_FIRST, OPT_LAZY_SPAWN,
     OPT_RANDOM_QUEUE, OPT_WORK_FIRST, POOL_CELL_BYTES, REGION_ALIGN, TraceEvent, WarpStats,
     WarpStatus, WarpTraceMeta,
 };
@@ -74,7 +73,7 @@ pub enum Mode {
 /// The runtime's memory in host memory: the region, laid out by a [`Layout`] as on the GPU,
 /// and the error report.
 pub struct State {
-    mem: Vec<Line>,
+    mem: RegionMemory,
     error: Box<ErrorReport>,
     layout: Layout,
     stack_bytes: u32,
@@ -87,7 +86,9 @@ impl State {
     /// children run inline ([`LaunchParams::stack_bytes`]) beyond the scheduler's own.
     pub fn new(layout: Layout, stack_bytes: u32) -> Self {
         Self {
-            mem: vec![Line([0; REGION_ALIGN]); (layout.bytes as usize).div_ceil(REGION_ALIGN)],
+            mem: RegionMemory::zeroed(
+                (layout.bytes as usize).div_ceil(REGION_ALIGN) * REGION_ALIGN,
+            ),
             error: Box::new(ErrorReport::EMPTY),
             layout,
             stack_bytes,
@@ -112,8 +113,7 @@ impl State {
         // the workers of a finished launch; regions are REGION_ALIGN-aligned, enough for it.
         unsafe {
             std::slice::from_raw_parts(
-                (self.mem.as_ptr() as *const u8).add(self.layout.stats as usize)
-                    as *const WarpStats,
+                self.mem.as_ptr().add(self.layout.stats as usize) as *const WarpStats,
                 self.layout.geometry.warps() as usize,
             )
         }
@@ -128,7 +128,7 @@ impl State {
             return (&[], &[]);
         }
         let warps = l.geometry.warps() as usize;
-        let base = self.mem.as_ptr() as *const u8;
+        let base = self.mem.as_ptr();
         // SAFETY: with the trace on, the layout places one `WarpTraceMeta` per warp at
         // `trace_meta` and `trace_events_per_warp` `TraceEvent`s per warp at `trace`, aligned
         // (REGION_ALIGN) inside `mem`; they hold only integers, so any bytes are valid values,
@@ -153,8 +153,7 @@ impl State {
         // no launch runs while `self` is borrowed.
         let words = unsafe {
             std::slice::from_raw_parts(
-                (self.mem.as_ptr() as *const u8).add(self.layout.status as usize)
-                    as *const WarpStatus,
+                self.mem.as_ptr().add(self.layout.status as usize) as *const WarpStatus,
                 self.layout.geometry.warps() as usize,
             )
         };
@@ -162,13 +161,7 @@ impl State {
     }
 
     fn bytes(&mut self) -> &mut [u8] {
-        // SAFETY: viewing initialised lines of bytes as bytes.
-        unsafe {
-            std::slice::from_raw_parts_mut(
-                self.mem.as_mut_ptr() as *mut u8,
-                core::mem::size_of_val(&self.mem[..]),
-            )
-        }
+        self.mem.as_mut_slice()
     }
 
     /// The parameters of a launch on this memory.
@@ -214,6 +207,37 @@ impl State {
         }
         let reset = layout.reset_range();
         bytes[reset.start as usize..reset.end as usize].fill(0);
+    }
+}
+
+/// The region's bytes: zeroed by `calloc`, which for a large region means fresh pages that the
+/// OS maps zeroed on first touch, so that a region sized for a GPU's budget costs only what a
+/// launch touches (writing every byte faulted in gigabytes up front). The system allocator
+/// zeroes lazily only at its own small alignment, so the region starts at the first
+/// [`REGION_ALIGN`] boundary of an allocation that many bytes larger.
+struct RegionMemory {
+    bytes: Vec<u8>,
+    offset: usize,
+    len: usize,
+}
+
+impl RegionMemory {
+    fn zeroed(len: usize) -> Self {
+        let bytes = std::vec![0u8; len + REGION_ALIGN];
+        let offset = bytes.as_ptr().align_offset(REGION_ALIGN);
+        Self { bytes, offset, len }
+    }
+
+    fn as_ptr(&self) -> *const u8 {
+        self.bytes[self.offset..].as_ptr()
+    }
+
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.bytes[self.offset..].as_mut_ptr()
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.bytes[self.offset..self.offset + self.len]
     }
 }
 
