@@ -442,19 +442,7 @@ pub(crate) fn create_root_with<T: TaskFunction>(
         }
         let view = arch::current_lane();
         let region = view.region();
-        let (size, align) = (
-            core::mem::size_of::<T::Output>(),
-            core::mem::align_of::<T::Output>(),
-        );
-        if size > ROOT_RESULT_BYTES || align > MAX_ALIGN {
-            let mut f = Failure::at(
-                ErrorCode::ResultTooLarge,
-                site,
-                size as u64,
-                ROOT_RESULT_BYTES as u64,
-            );
-            f.task = Some(T::INFO.name);
-            raise(f);
+        if !root_result_fits::<T>(site) {
             return;
         }
         // SAFETY: the calling lane owns its context; an idle lane has no task, so the root's
@@ -464,6 +452,27 @@ pub(crate) fn create_root_with<T: TaskFunction>(
             spawn(region.root_result as *mut T::Output, args);
         }
     });
+}
+
+/// Whether `T`'s result fits the root-result area; raises `ResultTooLarge` (on the calling
+/// lane) when it does not.
+pub(crate) fn root_result_fits<T: TaskFunction>(site: &'static Site) -> bool {
+    let (size, align) = (
+        core::mem::size_of::<T::Output>(),
+        core::mem::align_of::<T::Output>(),
+    );
+    if size <= ROOT_RESULT_BYTES && align <= MAX_ALIGN {
+        return true;
+    }
+    let mut f = Failure::at(
+        ErrorCode::ResultTooLarge,
+        site,
+        size as u64,
+        ROOT_RESULT_BYTES as u64,
+    );
+    f.task = Some(T::INFO.name);
+    raise(f);
+    false
 }
 
 /// Bytes of `T`'s record as a `u32`, `u32::MAX` when its future is aligned beyond 16 bytes.

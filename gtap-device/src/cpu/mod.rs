@@ -609,6 +609,55 @@ mod tests {
         }
     }
 
+    /// A task whose result is larger than the root-result area.
+    struct Wide;
+
+    impl TaskFunction for Wide {
+        type Args = ();
+        type Output = [u64; 64];
+        const INFO: TaskInfo = TaskInfo {
+            name: "wide",
+            file: file!(),
+            line: line!(),
+        };
+        async fn start((): ()) -> [u64; 64] {
+            [7; 64]
+        }
+    }
+
+    struct WideKernel;
+
+    impl Kernel for WideKernel {
+        const NAME: &'static str = "wide_kernel";
+        type Args = ();
+        type Output = [u64; 64];
+        fn run_cpu(launch: &LaunchParams, (): ()) -> [u64; 64] {
+            crate::kernel::entry::<Wide>(launch, &SITE, ())
+        }
+    }
+
+    #[test]
+    fn a_root_result_too_large_is_a_typed_error_in_every_mode() {
+        for mode in [
+            Mode::Deterministic { seed: 1 },
+            Mode::Parallel,
+            Mode::WorkFirst,
+        ] {
+            let mut state = state(64);
+            let Err(RunError::Aborted(report)) = run::<WideKernel>(&mut state, mode, ()) else {
+                panic!("{mode:?}: a 512-byte result cannot fit the 256-byte result area");
+            };
+            assert_eq!(
+                ErrorCode::from_raw(report.code),
+                Some(ErrorCode::ResultTooLarge),
+                "{mode:?}"
+            );
+            assert_eq!((report.value, report.limit), (512, 256), "{mode:?}");
+            assert_eq!(ErrorReport::text(&report.task), "wide");
+            assert_eq!(run::<FibKernel>(&mut state, mode, (10,)).ok(), Some(55));
+        }
+    }
+
     /// A task that waits for a stop, as a task waiting for a flag no one sets would.
     struct Spin;
 

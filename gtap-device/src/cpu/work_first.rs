@@ -53,14 +53,14 @@ use core::task::{Context, Poll, Waker};
 use std::boxed::Box;
 use std::vec::Vec;
 
-use crate::abi::{ErrorCode, ROOT_RESULT_BYTES, WarpState, WarpStats};
+use crate::abi::{ErrorCode, WarpState, WarpStats};
 use crate::arch;
 use crate::error::{Failure, raise};
 use crate::lane::{FAILED, LaneCtx, LaneView, SUSPEND, Scratch, stack_used};
 use crate::record::MAX_ALIGN;
 use crate::region::Region;
 use crate::scheduler::WarpShared;
-use crate::task::{INLINE_RESERVE, Site, TaskFunction, TaskInfo};
+use crate::task::{INLINE_RESERVE, Site, TaskFunction, TaskInfo, root_result_fits};
 
 /// A spawned child waiting for its parent's wait: how to run it and where its record is.
 #[derive(Clone, Copy)]
@@ -634,16 +634,7 @@ pub(crate) fn run_root<T: TaskFunction>(
         // SAFETY: the region view outlives the launch (see `Shared`).
         let region = unsafe { &*view.0 };
         let lane = arch::current_lane();
-        let (size, align) = (size_of::<T::Output>(), align_of::<T::Output>());
-        if size > ROOT_RESULT_BYTES || align > MAX_ALIGN {
-            let mut f = Failure::at(
-                ErrorCode::ResultTooLarge,
-                site,
-                size as u64,
-                ROOT_RESULT_BYTES as u64,
-            );
-            f.task = Some(T::INFO.name);
-            raise(f);
+        if !root_result_fits::<T>(site) {
             return;
         }
         spawn::<T, _>(&lane, region.root_result as *mut T::Output, T::start(args));
