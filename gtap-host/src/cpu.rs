@@ -25,6 +25,10 @@ pub use gtap_device::cpu::Mode as CpuMode;
 const DEFAULT_BUDGET_CAP: u64 = 256 << 20;
 /// Stack for inline children per CPU worker thread when `Config::stack_bytes` is unset.
 const DEFAULT_CPU_STACK_BYTES: u32 = 4 << 20;
+/// The same for the work-first executor, whose threads nest a task's children on their stacks
+/// (a few KiB a level, more in a debug build): room for a chain of tasks 20,000 deep in either.
+/// Address space, not memory: a thread's stack pages are mapped as it touches them.
+const DEFAULT_WORK_FIRST_STACK_BYTES: u32 = 256 << 20;
 /// Most warps (OS threads in parallel mode) the CPU executor runs.
 const MAX_WARPS: u32 = 1024;
 
@@ -78,7 +82,10 @@ impl Cpu {
         Ok(Self {
             state: State::new(
                 layout,
-                config.stack_bytes.unwrap_or(DEFAULT_CPU_STACK_BYTES),
+                config.stack_bytes.unwrap_or(match mode {
+                    CpuMode::WorkFirst => DEFAULT_WORK_FIRST_STACK_BYTES,
+                    _ => DEFAULT_CPU_STACK_BYTES,
+                }),
             ),
             block,
             mode,

@@ -125,10 +125,10 @@ impl DeviceError {
         })
     }
 
-    /// Attaches the cost of a larger pool to a pool exhaustion; other errors are returned
-    /// unchanged.
+    /// Attaches the cost of a larger pool to a pool exhaustion; other errors, and the
+    /// work-first executor's stack exhaustion (no pool: a limit of 0), are returned unchanged.
     pub(crate) fn with_pool(mut self, layout: &Layout) -> Self {
-        if self.kind == DeviceErrorKind::PoolExhausted {
+        if self.kind == DeviceErrorKind::PoolExhausted && self.limit != 0 {
             self.pool_growth = PoolGrowth::of(layout);
         }
         self
@@ -157,6 +157,13 @@ impl fmt::Display for DeviceError {
                 f,
                 "task pool exhausted{site}: {}; raise max_tasks_per_warp or max_task_memory_bytes, or spawn less",
                 self.message
+            ),
+            // The work-first CPU executor has no slots (`limit` 0): it ran out of stack for
+            // the tasks nested on a thread.
+            DeviceErrorKind::PoolExhausted if self.limit == 0 => write!(
+                f,
+                "stack exhausted: the work-first CPU executor runs a task's children on its thread's stack, and the next child{site} needs {} bytes of it, more than stack_bytes; raise stack_bytes, or spawn less deep (a sequential cutoff)",
+                self.value
             ),
             DeviceErrorKind::PoolExhausted => {
                 write!(
@@ -250,6 +257,20 @@ mod tests {
         assert!(msg.contains("raise max_tasks_per_warp"), "{msg}");
         assert!(msg.contains("could not run the child inline"), "{msg}");
         assert!(msg.contains("stack_bytes"), "{msg}");
+    }
+
+    #[test]
+    fn the_work_first_executors_stack_exhaustion_says_so() {
+        // That executor has no slots: it reports a limit of 0.
+        let mut r = report(ErrorCode::PoolExhausted);
+        r.limit = 0;
+        let msg = DeviceError::from_report(&r).unwrap().to_string();
+        assert!(
+            msg.starts_with("stack exhausted: the work-first CPU executor"),
+            "{msg}"
+        );
+        assert!(msg.contains("raise stack_bytes"), "{msg}");
+        assert!(!msg.contains("max_tasks_per_warp"), "{msg}");
     }
 
     #[test]

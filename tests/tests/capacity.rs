@@ -1,4 +1,4 @@
-//! Capacity never fails a computation that can finish, on the CPU executor in both modes: a
+//! Capacity never fails a computation that can finish, on the CPU executor in its modes: a
 //! chain far deeper than one warp's share of the pool completes by borrowing other warps'
 //! slots, a pool far too small runs most children inline with the result still exact, and
 //! only a stack that cannot hold an inline child ends a launch with the typed error.
@@ -22,11 +22,15 @@ fn runtimes(config: Config) -> Vec<Runtime> {
 
 #[test]
 fn a_20000_deep_chain_completes_under_the_default_configuration() {
-    for mode in [CpuMode::Deterministic { seed: 3 }, CpuMode::Parallel] {
+    for mode in [
+        CpuMode::Deterministic { seed: 3 },
+        CpuMode::Parallel,
+        CpuMode::WorkFirst,
+    ] {
         let mut rt = Runtime::cpu(mode, &Config::new()).expect("CPU runtime");
         let launch = rt
             .launch(chain_kernel, (20_000,))
-            .expect("the chain completes");
+            .unwrap_or_else(|e| panic!("{mode:?}: the chain does not complete: {e}"));
         assert_eq!(launch.result, 20_000, "{mode:?}");
         assert_eq!(launch.stats.tasks_spawned, 20_001, "{mode:?}");
     }

@@ -475,19 +475,27 @@ fn run_spawned(n: usize) -> bool {
     let first = t.children.len() - n;
     let mark = t.children[first].mark;
     let latch = Latch::wait();
-    for child in &mut t.children[first..] {
-        child.latch = &latch;
-    }
-    // The children leave the stack before they run: theirs go on top of it. Up to
-    // `ON_STACK` are copied to this frame, more to the heap.
+    let in_latch = |child: &Child| Child {
+        latch: &latch,
+        ..*child
+    };
+    // The children leave the stack before they run (theirs go on top of it), each with the
+    // wait's latch: up to `ON_STACK` are copied to this frame, more to the heap.
     const ON_STACK: usize = 16;
-    let finished = if n <= ON_STACK {
-        let mut few = [t.children[first]; ON_STACK];
-        few[..n].copy_from_slice(&t.children[first..]);
+    let finished = if n == 1 {
+        // One child (a chain, or a task that splits off one subproblem): no copy, no join.
+        let child = t.children.pop().expect("one child");
+        run_one(&in_latch(&child))
+    } else if n <= ON_STACK {
+        let mut few = [MaybeUninit::<Child>::uninit(); ON_STACK];
+        for (to, child) in few.iter_mut().zip(&t.children[first..]) {
+            to.write(in_latch(child));
+        }
         t.children.truncate(first);
-        run_all(&few[..n])
+        // SAFETY: the first `n` were written just above.
+        run_all(unsafe { core::slice::from_raw_parts(few.as_ptr() as *const Child, n) })
     } else {
-        let all: Vec<Child> = t.children.drain(first..).collect();
+        let all: Vec<Child> = t.children.drain(first..).map(|c| in_latch(&c)).collect();
         run_all(&all)
     };
     // SAFETY: as above; every child has finished, so nothing uses their records.
