@@ -1,9 +1,10 @@
 //! Stress: thousands of random task trees (`gtap_tests::random_trees`: random fan-out, depth,
 //! one or two waits, queue choices for spawns and resumptions, detached children joined by the
-//! implicit wait, three result types) on the CPU executor, in its deterministic, parallel and work-first modes,
-//! with 1 to 4 queues and pools from roomy to too small, each compared with its sequential
-//! result. A pool too small for a tree runs the children it has no slot for inline, and a
-//! queue too small keeps the rest on its warp's overflow list: every tree completes, exactly.
+//! implicit wait, three result types) on the CPU executor, in its deterministic, parallel and
+//! work-first modes, with 1 to 4 queues and pools from roomy to too small, each compared with
+//! its sequential result. A pool too small for a tree runs the children it has no slot for
+//! inline, and a queue too small keeps the rest on its warp's overflow list: every tree
+//! completes, exactly.
 //! `GTAP_STRESS_CASES` sets the number of trees.
 
 use gtap::math::XorShift64;

@@ -73,12 +73,7 @@ pub(crate) fn entry<T: BlockTask>(
 where
     T::Output: Copy,
 {
-    assert!(
-        launch.host != 0,
-        "gtap: kernels run on the host only through gtap-host's CPU executor"
-    );
-    // SAFETY: `host` is set by the launcher to a `Driver` that outlives the launch.
-    let driver = unsafe { &*(launch.host as *const Driver) };
+    let driver = Driver::of(launch);
     let region = Region::new(launch);
     let threads = (region.warps_per_block * WARP_SIZE) as usize;
     let blocks = (region.warps / region.warps_per_block) as usize;

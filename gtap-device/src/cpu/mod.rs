@@ -370,6 +370,18 @@ struct Driver {
     pool: *const rayon_core::ThreadPool,
 }
 
+impl Driver {
+    /// The executor's settings of the launch `launch` describes.
+    fn of(launch: &LaunchParams) -> &Driver {
+        assert!(
+            launch.host != 0,
+            "gtap: kernels run on the host only through gtap-host's CPU executor"
+        );
+        // SAFETY: `host` is set by the launcher to a `Driver` that outlives the launch.
+        unsafe { &*(launch.host as *const Driver) }
+    }
+}
+
 /// Threads for [`Mode::WorkFirst`]: one per warp of `layout`, each with `stack_bytes` for the
 /// tasks nested on it beside the executor's own frames.
 fn work_first_pool(layout: &Layout, stack_bytes: u32) -> rayon_core::ThreadPool {
@@ -441,48 +453,45 @@ pub(crate) fn entry<T: TaskFunction>(
 where
     T::Output: Copy,
 {
-    assert!(
-        launch.host != 0,
-        "gtap: kernels run on the host only through gtap-host's CPU executor"
-    );
-    // SAFETY: `host` is set by the launcher to a `Driver` that outlives the launch.
-    let driver = unsafe { &*(launch.host as *const Driver) };
+    let driver = Driver::of(launch);
     let region = Region::new(launch);
-    if driver.mode == Mode::WorkFirst {
-        // SAFETY: `run_watched` sets the pool for this mode; the state that owns it outlives
-        // the launch.
-        let pool = unsafe { &*driver.pool };
-        work_first::run_root::<T>(pool, &region, site, args);
-        if region.control().aborted() {
-            std::panic::resume_unwind(Box::new(Aborted));
-        }
-        // SAFETY: the root finished, so the result area holds its `T::Output`.
-        return unsafe { (region.root_result as *const T::Output).read() };
-    }
-    let mut args = Some(args);
-    let mut root = |warp: &Warp| {
-        if let Some(args) = args.take() {
-            create_root::<T>(warp, site, args);
-        }
-    };
     let shared = Shared(&region);
     match driver.mode {
-        Mode::Deterministic { seed } => std::thread::scope(|s| {
-            let root = Handed(&mut root);
-            join(on_worker_thread(s, &region, move || {
-                let (shared, root) = (shared, root.into_inner());
-                // SAFETY: the view outlives the scope (see `Shared`).
-                deterministic::<T>(unsafe { &*shared.0 }, seed, root)
-            }))
-        }),
-        Mode::Parallel => parallel::<T>(&region, &mut root),
-        Mode::WorkFirst => unreachable!("handled above"),
+        Mode::WorkFirst => {
+            // SAFETY: `run_watched` sets the pool for this mode; the state that owns it
+            // outlives the launch.
+            let pool = unsafe { &*driver.pool };
+            work_first::run_root::<T>(pool, &region, site, args);
+        }
+        Mode::Deterministic { seed } => {
+            let mut root = root_once::<T>(site, args);
+            std::thread::scope(|s| {
+                let root = Handed(&mut root);
+                join(on_worker_thread(s, &region, move || {
+                    let (shared, root) = (shared, root.into_inner());
+                    // SAFETY: the view outlives the scope (see `Shared`).
+                    deterministic::<T>(unsafe { &*shared.0 }, seed, root)
+                }))
+            })
+        }
+        Mode::Parallel => parallel::<T>(&region, &mut root_once::<T>(site, args)),
     }
     if region.control().aborted() {
         std::panic::resume_unwind(Box::new(Aborted));
     }
     // SAFETY: the root finished, so the result area holds its `T::Output`.
     unsafe { (region.root_result as *const T::Output).read() }
+}
+
+/// The scheduler's root creation, for the warp that starts the launch: creates root task
+/// `T(args)` on its first call.
+fn root_once<T: TaskFunction>(site: &'static Site, args: T::Args) -> impl FnMut(&Warp) {
+    let mut args = Some(args);
+    move |warp| {
+        if let Some(args) = args.take() {
+            create_root::<T>(warp, site, args);
+        }
+    }
 }
 
 fn deterministic<T: TaskFunction>(region: &Region, seed: u64, root: &mut dyn FnMut(&Warp)) {
