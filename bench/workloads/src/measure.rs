@@ -55,15 +55,20 @@ pub fn gpu_sample<T>(
 ) -> Result<Sample, String> {
     let s = &launch.stats;
     let stats = std::format!(
-        "{} tasks, {} steals, peak {} live/warp of {}, {} blocks x {} threads, {} queues, {} registers",
+        "{} tasks, {} polls in {} steps, {} steals, peak {} live/warp of {}, {} blocks x {} threads, {} queues, {} registers, cycles {:.0}/{:.0}/{:.0} % run/schedule/idle",
         s.tasks_spawned,
+        s.tasks_polled,
+        s.steps,
         s.steals,
         s.peak_live_per_warp,
         s.slots_per_warp,
         s.blocks,
         s.block_size,
         s.num_queues,
-        s.registers
+        s.registers,
+        s.time_shares[0] * 100.0,
+        s.time_shares[1] * 100.0,
+        s.time_shares[2] * 100.0
     );
     Ok(Sample {
         ms: s.kernel_ms,
