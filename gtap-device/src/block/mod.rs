@@ -40,15 +40,12 @@
 //! 1. **Find.** The scheduling warp checks the stop word (as a warp does), takes the task its
 //!    last fold kept, or refills (staged ids, the overflow list, its own fullest queue, a
 //!    steal of the oldest id of a victim), and its leader writes the id into the block's
-//!    shared state. Block barrier. Every thread reads the id; after a steal every thread
-//!    issues an acquire fence (the leader's claim was the acquire, the barrier orders it before
-//!    the other threads' reads, as the warp barrier does in thread mode).
+//!    shared state. Block barrier. Every thread reads the id.
 //! 2. **Poll.** Every thread polls its own frame once. Spawns allocate from the block's pool
 //!    stash and stage on the block's queues with the warp-aggregated shared-memory atomics of
 //!    thread mode (`atom.*.cta` reach every warp of a block), so 256 threads spawning at once
 //!    cost a few atomics per warp. Each thread adds the children it spawned to the block's sum
-//!    and counts itself as returned or suspended, then fences (release: its frame, its
-//!    children's records and its result are visible GPU-wide before anything publishes them).
+//!    and counts itself as returned or suspended. Nothing in a poll fences.
 //! 3. **Verdict.** Block barrier. The other warps go on to the next step's first barrier; the
 //!    scheduling warp's leader (thread 0) checks the collective wait and decides: finished
 //!    (every thread returned, no children outstanding), completing (every thread returned,
@@ -62,7 +59,21 @@
 //!    release fence, then frees a finished task and notifies its parent ([`crate::join`],
 //!    unchanged), and restocks the pool stash.
 //!
-//! So a step costs two block barriers, plus those of the helpers the task calls.
+//! So a step costs two block barriers, plus those of the helpers the task calls, and at most
+//! one release fence, the scheduling warp's.
+//!
+//! **Ordering.** Only the scheduling warp fences, as in a CUTLASS-style semaphore (barrier, then
+//! one thread's release). A block barrier (`bar.sync`) synchronizes its threads, and in the
+//! PTX memory model causality order is transitive across that synchronization and program
+//! order: every thread's writes in the poll (frames, children's records, thread 0's result)
+//! precede, through the barrier after the poll, the scheduling warp's release fence in the fold,
+//! and with it whatever that fence releases (the ring counts it publishes, the decrements of
+//! the joins). So one fence per step does what a fence by every thread did. The other way
+//! round, a steal's acquire is thread 0's fence in the claim (`Worker::refill_from`, as in
+//! thread mode); the barrier after the find orders it before every thread's reads of the stolen
+//! record. A step that publishes nothing and finishes nothing does not fence: its children are
+//! the block's next tasks, ordered by the barriers alone, and its writes are released with the
+//! next fence of the block, which precedes anything that lets another block see them.
 //!
 //! **Trace.** With the event trace on ([`crate::trace`]), the block is one track, recorded by
 //! the scheduling warp's leader (thread 0) with thread mode's recorder: the step's find marks
@@ -99,8 +110,6 @@ pub struct BlockShared {
     /// used alternately by step parity, so that the scheduling warp can write the next step's
     /// while slow threads still read this one's.
     pub(crate) task: [LocalU32; 2],
-    /// Whether this step's task was stolen (every thread then fences before reading it).
-    pub(crate) stolen: [LocalU32; 2],
     /// Children the block's threads spawned in the current poll.
     pub(crate) spawned: LocalU32,
     /// Threads whose poll returned.
@@ -122,7 +131,6 @@ impl BlockShared {
     pub const fn new() -> Self {
         Self {
             task: [const { LocalU32::new(worker::IDLE) }; 2],
-            stolen: [const { LocalU32::new(0) }; 2],
             spawned: LocalU32::new(0),
             returned: LocalU32::new(0),
             suspended: LocalU32::new(0),

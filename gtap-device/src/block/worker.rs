@@ -84,15 +84,16 @@ impl<'w> BlockWorker<'w> {
         self.steps = self.steps.wrapping_add(1);
         let start = arch::clock();
         if let Some(s) = &mut self.scheduler {
-            let (task, stolen) = find(s);
+            let task = find(s);
             let warp = s.warp();
             warp.each(Warp::splat(()), |lane, ()| {
                 if lane == 0 {
                     shared.task[slot].store(task);
-                    shared.stolen[slot].store(stolen as u32);
                 }
             });
         }
+        // Orders a steal's acquire (thread 0's fence in the claim) before every thread's reads
+        // of the stolen record (see "Ordering" in the module docs).
         arch::block_barrier();
         let task = shared.task[slot].load();
         if task == STOP {
@@ -101,16 +102,10 @@ impl<'w> BlockWorker<'w> {
         if task == IDLE {
             return Step::Idle;
         }
-        if shared.stolen[slot].load() != 0 {
-            // Acquire, by every thread: the scheduling warp's claim read the victim's
-            // publication, and the barrier above ordered it before this fence.
-            arch::fence();
-        }
         let polls = arch::clock();
         poll::<R>(task, shared);
-        // Release, by every thread: its frame, its children's records and (thread 0) the result
-        // are visible GPU-wide before the fold publishes or the joins notify.
-        arch::fence();
+        // Orders every thread's writes of the poll before the scheduling warp's release fence
+        // in the fold (see "Ordering" in the module docs).
         arch::block_barrier();
         let ended = arch::clock();
         if let Some(s) = &mut self.scheduler {
@@ -134,8 +129,8 @@ impl<'w> BlockWorker<'w> {
     }
 }
 
-/// Scheduling warp: the next task (or [`IDLE`], [`STOP`]) and whether it was stolen.
-fn find(s: &mut Worker<'_, 1>) -> (u32, bool) {
+/// Scheduling warp: the next task (or [`IDLE`], [`STOP`]).
+fn find(s: &mut Worker<'_, 1>) -> u32 {
     let warp = s.warp();
     let region = warp.region();
     s.steps = s.steps.wrapping_add(1);
@@ -144,28 +139,22 @@ fn find(s: &mut Worker<'_, 1>) -> (u32, bool) {
             s.publish(WarpState::Working);
         }
         if warp.leader(|| region.control().stopping() as u32) != 0 {
-            return (STOP, false);
+            return STOP;
         }
     }
-    let mut stolen = false;
-    if s.batch.len == 0 {
-        match s.refill_from() {
-            Found::Nothing => {
-                s.publish(WarpState::Searching);
-                if region.traced() {
-                    trace::idle_step(warp);
-                }
-                return (IDLE, false);
-            }
-            found => stolen = found == Found::Stolen,
+    if s.batch.len == 0 && s.refill_from() == Found::Nothing {
+        s.publish(WarpState::Searching);
+        if region.traced() {
+            trace::idle_step(warp);
         }
+        return IDLE;
     }
     let task = warp.leader(|| first(s.batch.ids));
     s.batch.len = 0;
     if region.traced() {
         trace::before_block_poll(warp, s.batch.queue);
     }
-    (task, stolen)
+    task
 }
 
 /// Lane 0's id of a batch.
