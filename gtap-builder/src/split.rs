@@ -165,15 +165,22 @@ pub(crate) fn file_stem(kernel: &str) -> String {
 }
 
 /// The `-mattr` features for `llc`: the caller's, plus the lowest PTX ISA version that has every
-/// instruction the runtime uses (`nanosleep` needs PTX 6.3; LLVM would pick 6.0 for `sm_70` and
-/// 6.1 for `sm_72`). A PTX version the caller chose is kept.
+/// instruction the runtime uses where LLVM would pick an older one: `nanosleep` needs PTX 6.3
+/// (LLVM picks 6.0 for `sm_70` and 6.1 for `sm_72`), and on `sm_90`/`sm_90a` the one-way fences
+/// `fence.release`/`fence.acquire` need PTX 8.6 (LLVM picks 7.8; later architectures start at
+/// 8.6 or above). A PTX version the caller chose is kept (one below 8.6 on sm_90 makes `ptxas`
+/// reject those fences).
 fn ptx_features(cpu: Option<&str>, features: Option<&str>) -> Option<String> {
-    let needs_ptx63 = matches!(cpu, Some("sm_70" | "sm_72"));
+    let needed = match cpu {
+        Some("sm_70" | "sm_72") => Some("+ptx63"),
+        Some("sm_90" | "sm_90a") => Some("+ptx86"),
+        _ => None,
+    };
     let has_ptx = features.is_some_and(|f| f.contains("ptx"));
-    match (features, needs_ptx63 && !has_ptx) {
-        (Some(f), true) => Some(format!("{f},+ptx63")),
-        (None, true) => Some("+ptx63".into()),
-        (f, false) => f.map(str::to_string),
+    match (features, needed.filter(|_| !has_ptx)) {
+        (Some(f), Some(n)) => Some(format!("{f},{n}")),
+        (None, Some(n)) => Some(n.into()),
+        (f, None) => f.map(str::to_string),
     }
 }
 
@@ -192,7 +199,13 @@ mod tests {
             ptx_features(Some("sm_70"), Some("+ptx78")).as_deref(),
             Some("+ptx78")
         );
-        assert_eq!(ptx_features(Some("sm_90"), None), None);
+        assert_eq!(ptx_features(Some("sm_90"), None).as_deref(), Some("+ptx86"));
+        assert_eq!(
+            ptx_features(Some("sm_90a"), Some("+ptx88")).as_deref(),
+            Some("+ptx88")
+        );
+        assert_eq!(ptx_features(Some("sm_80"), None), None);
+        assert_eq!(ptx_features(Some("sm_100"), None), None);
     }
 
     #[test]

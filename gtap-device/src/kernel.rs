@@ -175,7 +175,7 @@ mod gpu {
             arch::exit_thread();
         }
         // Acquire: the root's result was written before the stop word was set to finished.
-        arch::fence();
+        arch::fence_acquire();
         // SAFETY: the root finished, so the result area holds its `T::Output`.
         unsafe { (region.root_result as *const T::Output).read() }
     }
@@ -203,7 +203,7 @@ mod gpu {
             arch::exit_thread();
         }
         // Acquire: the root's result was written before the stop word was set to finished.
-        arch::fence();
+        arch::fence_acquire();
         // SAFETY: the root finished, so the result area holds its `T::Output`.
         unsafe { (region.root_result as *const T::Output).read() }
     }

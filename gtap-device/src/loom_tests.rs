@@ -188,7 +188,7 @@ fn loom_pool_ring_handoff_across_wrap() {
                 for &id in &freed {
                     shadow::write(region.header(id) as usize);
                 }
-                arch::fence();
+                arch::fence_release();
                 for &id in &freed {
                     pool::free(&arch::current_lane(), id, Ordering::Relaxed);
                 }

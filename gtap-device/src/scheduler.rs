@@ -35,9 +35,13 @@
 //! pattern needs a read by the same thread before the fence). What links them is the warp
 //! barrier (`bar.warp.sync`), which orders memory among the lanes taking part: claim (acquire,
 //! leader), barrier, then every lane's reads are causally after the victim's writes. Every
-//! lane also issues a `fence.acq_rel.gpu` after the barrier: the PTX ISA states the barrier's
-//! ordering among the lanes without naming a scope, and the fence makes the GPU-scope acquire
-//! explicit. Both are on the steal path only, never in a step of a warp that runs its own work.
+//! lane also issues an acquire fence after the barrier (`fence.acquire.gpu` from sm_90, one
+//! `CCTL.IVALL`; `fence.acq_rel.gpu` before): the PTX ISA states the barrier's ordering among
+//! the lanes without naming a scope, and the fence makes the GPU-scope acquire explicit. Both
+//! are on the steal path only, never in a step of a warp that runs its own work.
+//!
+//! The fold's fence is release-only (`fence.release.gpu` from sm_90): on sm_90 it is the
+//! `MEMBAR` without the `CCTL.IVALL` that would also empty the SM's L1 once per step.
 //!
 //! **Shared memory.** The lanes' polls and the scheduler's collective code share the warp's
 //! counters (`WarpShared`: staging, queue positions, the pool's stash). The leader updates some
@@ -445,7 +449,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
             }
             if stolen {
                 // Acquire, by every lane: the victim's records and ring entries are visible.
-                arch::fence();
+                arch::fence_acquire();
             }
             queue::read(region, victim, q, start.wrapping_add(lane))
         });

@@ -252,15 +252,26 @@ impl LocalU32 {
     }
 }
 
-/// Acquire-release fence at GPU scope.
+/// Release fence at GPU scope (the GPU's `fence.release.gpu`).
 #[inline(always)]
-pub fn fence() {
+pub fn fence_release() {
     #[cfg(not(loom))]
-    atomic::fence(Ordering::AcqRel);
+    atomic::fence(Ordering::Release);
     #[cfg(loom)]
-    model::fence(Ordering::AcqRel);
+    model::fence(Ordering::Release);
     #[cfg(feature = "tsan")]
     tsan::fence();
+}
+
+/// Acquire fence at GPU scope (the GPU's `fence.acquire.gpu`).
+#[inline(always)]
+pub fn fence_acquire() {
+    #[cfg(not(loom))]
+    atomic::fence(Ordering::Acquire);
+    #[cfg(loom)]
+    model::fence(Ordering::Acquire);
+    #[cfg(feature = "tsan")]
+    tsan::acquire();
 }
 
 /// Sequentially consistent fence at system scope, issued before the host reads what the

@@ -9,7 +9,8 @@
 //!   LLVM's NVPTX backend silently drops the ordering of read-modify-write atomics and gives
 //!   the rest system scope. On the CPU it is `core::sync::atomic::AtomicU32`.
 //! * [`LocalU32`]: a counter shared by the lanes of one warp (shared memory on the GPU).
-//! * [`fence`] (acquire-release, GPU scope) and [`fence_system`] (before the host reads).
+//! * [`fence_release`] and [`fence_acquire`] (GPU scope; one-way fences from sm_90, the
+//!   acquire-release fence before) and [`fence_system`] (before the host reads).
 //! * [`Warp`] and [`Lanes`]: warp-level execution. Scheduler code is written at warp level:
 //!   a value of type `Lanes<T>` holds one `T` per lane, [`Warp::each`] runs a closure per lane
 //!   and [`Warp::leader`] runs a closure once and gives every lane its result (a

@@ -287,11 +287,40 @@ impl LocalU32 {
     }
 }
 
-/// Acquire-release fence at GPU scope.
+/// Release fence at GPU scope: orders this thread's earlier accesses before its later writes.
+/// From sm_90 (PTX 8.6, which `gtap-builder` selects there) `fence.release`, whose SASS is the
+/// `MEMBAR` of `fence.acq_rel` without the `CCTL.IVALL` that empties the SM's L1; before
+/// sm_90 the acquire-release fence.
 #[inline(always)]
-pub fn fence() {
+pub fn fence_release() {
     // SAFETY: a fence has no operands.
-    unsafe { asm!("fence.acq_rel.gpu;") };
+    #[cfg(target_feature = "sm_90")]
+    unsafe {
+        asm!("fence.release.gpu;")
+    };
+    // SAFETY: as above.
+    #[cfg(not(target_feature = "sm_90"))]
+    unsafe {
+        asm!("fence.acq_rel.gpu;")
+    };
+}
+
+/// Acquire fence at GPU scope: orders this thread's earlier reads before its later accesses.
+/// From sm_90 (PTX 8.6) `fence.acquire`, whose SASS is the `CCTL.IVALL` alone, without the
+/// `MEMBAR` that waits for the thread's outstanding writes; before sm_90 the acquire-release
+/// fence.
+#[inline(always)]
+pub fn fence_acquire() {
+    // SAFETY: a fence has no operands.
+    #[cfg(target_feature = "sm_90")]
+    unsafe {
+        asm!("fence.acquire.gpu;")
+    };
+    // SAFETY: as above.
+    #[cfg(not(target_feature = "sm_90"))]
+    unsafe {
+        asm!("fence.acq_rel.gpu;")
+    };
 }
 
 /// Sequentially consistent fence at system scope, issued before the host reads what the
