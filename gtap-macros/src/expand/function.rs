@@ -15,7 +15,7 @@
 //! A block-mode function (`#[gtap::function(block)]`) has its first parameter, the
 //! `&gtap::Block`, taken out of the signature and bound at the top of the body.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 
@@ -41,6 +41,7 @@ pub(crate) fn expand(
         diags,
         mode,
         block_param,
+        waits,
         ..
     } = lowered;
     let body = match &block_param {
@@ -51,7 +52,14 @@ pub(crate) fn expand(
         None => body,
     };
     let origin = locate(sig.name.span());
-    let items = items(&sig, &body, &origin, diags.has_errors(), mode.is_block());
+    let items = items(
+        &sig,
+        &body,
+        &origin,
+        diags.has_errors(),
+        mode.is_block(),
+        waits,
+    );
     let errors = diags.to_compile_errors();
     quote!(#errors #items)
 }
@@ -63,6 +71,7 @@ fn items(
     origin: &Origin,
     errors: bool,
     block: bool,
+    waits: bool,
 ) -> TokenStream {
     let Signature {
         vis,
@@ -80,12 +89,12 @@ fn items(
     } = attrs;
     let name_str = name.unraw().to_string();
     let tys: Vec<_> = params.iter().map(|p| &p.ty).collect();
-    let pats = params.iter().map(|p| &p.pat);
     let args = sig.args_type();
     let line = quote_spanned!(name.span()=> ::core::line!());
     let quiet = errors.then(|| quote!(#[allow(unreachable_code, unused)]));
     let symbol = record::symbol(origin, &name_str);
     let record = format_ident!("__GTAP_RECORD_{}", name_str);
+    let start = start(sig, body, waits);
     let (marker, record_size) = if block {
         (quote!(BlockTask), quote!(block_record_size_u32))
     } else {
@@ -122,9 +131,7 @@ fn items(
                 line: #line,
             };
             #(#codegen)*
-            fn start((#(#pats,)*): Self::Args) -> impl ::core::future::Future<Output = #output> {
-                async move #body
-            }
+            #start
         }
 
         #(#cfgs)*
@@ -151,6 +158,36 @@ fn items(
             name: #name_str,
             bytes: ::gtap::__private::#record_size::<#name>(),
         };
+    }
+}
+
+/// `TaskFunction::start`: the body as an `async move` block over the arguments.
+///
+/// Without a wait the arguments are bound again as locals at the start of the body. A captured
+/// argument is a field of the future, and rustc reads it there at each use: in a loop that
+/// indexes a view behind a bounds check, LLVM cannot hoist that read, so every iteration loads
+/// the view's pointer and length from the record again (block-mode SpMV: six scattered loads per
+/// nonzero). As a local it is an SSA value that stays in a register. With a wait, locals that
+/// live across it are saved in the future beside the captured arguments, so the record would
+/// grow; the arguments stay captured there.
+fn start(sig: &Signature, body: &TokenStream, waits: bool) -> TokenStream {
+    let Signature { params, output, .. } = sig;
+    let pats = params.iter().map(|p| &p.pat);
+    if waits {
+        return quote! {
+            fn start((#(#pats,)*): Self::Args) -> impl ::core::future::Future<Output = #output> {
+                async move #body
+            }
+        };
+    }
+    let args = Ident::new("__gtap_args", Span::mixed_site());
+    quote! {
+        fn start(#args: Self::Args) -> impl ::core::future::Future<Output = #output> {
+            async move {
+                let (#(#pats,)*) = #args;
+                #body
+            }
+        }
     }
 }
 
@@ -200,5 +237,38 @@ mod tests {
                 "docs/fib.expanded.rs is stale; rerun with GTAP_BLESS=1. New expansion:\n{text}"
             );
         }
+    }
+
+    /// Without a wait the arguments are bound again as locals inside the future; with one they
+    /// stay the future's captures (see `start`).
+    #[test]
+    fn arguments_become_locals_only_without_a_wait() {
+        let origin = |_| Origin {
+            crate_name: "example".into(),
+            file: "src/lib.rs".into(),
+            line: 1,
+            column: 1,
+        };
+        let start_of = |item: TokenStream| {
+            let file: syn::File = syn::parse2(expand(TokenStream::new(), item, &origin)).unwrap();
+            let text = prettyplease::unparse(&file);
+            let at = text.find("fn start(").expect("an impl with `start`");
+            text[at..].lines().take(3).collect::<Vec<_>>().join(" ")
+        };
+        let leaf = start_of(quote! {
+            fn leaf(v: gtap::Slice<u32>, mut i: u32) -> u32 { i += 1; v[i as usize] }
+        });
+        assert!(
+            leaf.contains("fn start(__gtap_args: Self::Args)")
+                && leaf.contains("let (v, mut i) = __gtap_args;"),
+            "{leaf}"
+        );
+        let waits = start_of(quote! {
+            fn waits(n: u32) -> u32 { gtap::taskwait!(); n }
+        });
+        assert!(
+            waits.contains("fn start((n,): Self::Args)") && !waits.contains("__gtap_args"),
+            "{waits}"
+        );
     }
 }

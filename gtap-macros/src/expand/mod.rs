@@ -23,6 +23,8 @@ pub(crate) struct Lowered {
     pub sig: Signature,
     /// The body with `task!`/`taskwait!`/`entry!` rewritten.
     pub block: Block,
+    /// Whether the body has a `taskwait!` (a suspension point of the task's future).
+    pub waits: bool,
     /// The kernel's `&LaunchParams` variable (unused by task functions).
     pub launch: Ident,
     pub diags: Diagnostics,
@@ -75,10 +77,11 @@ pub(crate) fn lower_item(
         launch: &launch,
         block_mode: mode.is_block(),
     };
-    walk(&body, &mut block, &mut diags);
+    let waits = walk(&body, &mut block, &mut diags);
     Ok(Lowered {
         sig,
         block,
+        waits,
         launch,
         diags,
         mode,

@@ -185,6 +185,7 @@ impl Walker<'_, '_> {
 
     /// `taskwait!`: checks and lowers a wait.
     fn wait(&mut self, mac: &Macro) -> Option<TokenStream> {
+        self.waits += 1;
         self.joined();
         let input = mac
             .parse_body::<WaitInput>()

@@ -40,8 +40,9 @@ pub(crate) struct Body<'a> {
     pub(crate) block_mode: bool,
 }
 
-/// Checks `block`, the body of `body`, and lowers its gtap macros in place.
-pub(crate) fn walk(body: &Body, block: &mut Block, diags: &mut Diagnostics) {
+/// Checks `block`, the body of `body`, and lowers its gtap macros in place. Returns whether the
+/// body has a `taskwait!`.
+pub(crate) fn walk(body: &Body, block: &mut Block, diags: &mut Diagnostics) -> bool {
     let function = syn::ext::IdentExt::unraw(body.name).to_string();
     let mut walker = Walker {
         body,
@@ -52,6 +53,7 @@ pub(crate) fn walk(body: &Body, block: &mut Block, diags: &mut Diagnostics) {
         asyncs: 0,
         items: 0,
         entries: 0,
+        waits: 0,
         macros: Vec::new(),
     };
     walker.block(block, LevelKind::Plain, Vec::new());
@@ -68,6 +70,7 @@ pub(crate) fn walk(body: &Body, block: &mut Block, diags: &mut Diagnostics) {
             ),
         );
     }
+    walker.waits > 0
 }
 
 /// Where a body macro stands in a kernel.
@@ -92,6 +95,8 @@ struct Walker<'a, 'd> {
     items: usize,
     /// `entry!`s seen (kernels).
     entries: usize,
+    /// `taskwait!`s seen.
+    waits: usize,
     /// The `macro_rules!` defined in the body so far, with the variables their expansions
     /// name (resolved where each is defined).
     macros: Vec<LocalMacro>,
