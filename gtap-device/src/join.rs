@@ -22,32 +22,29 @@
 //! 2. The fold's release fence, executed by every lane: the results, and every access to the
 //!    finished tasks' slots, happen before what follows.
 //! 3. [`complete`]: each finished slot goes back to its pool with relaxed operations
-//!    (`pool::free`), and each parent's `pending` gets a relaxed decrement. The fold's fence,
+//!    (`pool::free`), and each parent's `pending` gets an acquire decrement. The fold's fence,
 //!    then that strong write: a *release pattern*. The lane that takes `pending` from 1 to 0
-//!    owns the parent, and issues an acquire fence after its decrement: with the decrement, an
-//!    *acquire pattern* (as `Arc`'s drop: only the last one acquires). On sm_90 that fence is
-//!    one L1 invalidation (`fence.acquire`), paid once per parent instead of once per child
-//!    (an `atom.acquire` invalidates L1 in every lane that decrements). Every sibling's
-//!    decrement is in the release sequence the owner's read, so every sibling's result happens
-//!    before the owner's next reads.
+//!    owns the parent, and its decrement is an *acquire* (on the GPU `atom.acquire`: the RMW
+//!    plus an L1 invalidation, no membar). Every sibling's decrement is in the release
+//!    sequence it read, so every sibling's result happens before the owner's next reads.
 //! 4. The owner stages the parent's continuation on its own warp (on the wait's queue), for the
 //!    next fold to run or publish (with its release fence); or, if the parent is `COMPLETING`,
-//!    finishes the parent in turn in another round, whose decrement is a release (it passes on
-//!    what this lane acquired; the owner of the grandparent again fences to acquire) and whose
-//!    free is a release (this lane read the parent's header).
+//!    finishes the parent in turn in another round, whose decrement is acquire-release (it
+//!    passes on what this lane acquired) and whose free is a release (this lane read the
+//!    parent's header).
 //! 5. The root's completion sets the stop word to finished (`Control::finish`), which ends the
 //!    launch: with the implicit wait, every task has finished by then.
 //!
 //! # Recycled slots: `pending` is never written plainly
 //!
-//! A first-round decrement is relaxed, not a release, and the fold's fence comes before it,
+//! A first-round decrement is an acquire, not a release, and the fold's fence comes before it,
 //! so the decrement's own write is released by nothing. When it is not the last one, nothing
 //! orders it before what follows on the lane that takes `pending` to zero: that lane resumes
 //! the parent, which may finish and free its slot, and another warp writes a new record into
 //! it, all while (in the memory model) the earlier decrement has not "happened before" the new
 //! record. A plain write of the new record's `pending` would then race with that decrement
-//! (ThreadSanitizer reported exactly this on the stress test). Making the decrement a release
-//! would order it, at the cost of a membar per finished task on the GPU.
+//! (ThreadSanitizer reported exactly this on the stress test). Making the decrement
+//! acquire-release would order it, at the cost of a membar per finished task on the GPU.
 //! Instead `pending` is only ever accessed atomically: [`crate::record::write`] initialises it
 //! with a relaxed store (`st.relaxed.gpu`: one more store instruction per spawn than the wide
 //! plain store it was part of, to the same sector, and no membar), the wait
@@ -114,10 +111,10 @@ pub(crate) fn complete(warp: &Warp, done: Lanes<Done>) {
     // The slots of the step's own tasks were released by the fold's fence; a COMPLETING parent
     // was read after this lane's acquire, so its slot is freed with a release.
     let mut free_order = Ordering::Relaxed;
-    // First round: the fold's fence released this step's results, so each decrement is
-    // relaxed, and only the lane that takes a count to zero acquires, with a fence. A
-    // cascade's decrement must also release what this lane acquired.
-    let mut notify = Ordering::Relaxed;
+    // First round: the fold's fence released this step's results, so each decrement only
+    // acquires (on the GPU `atom.acquire`: the RMW and an L1 invalidation, no membar). A
+    // cascade's decrement must also release what this lane acquired: acquire-release.
+    let mut notify = Ordering::Acquire;
     loop {
         let owned = warp.each(job, |_, d| {
             if d.task == NONE {
@@ -131,14 +128,10 @@ pub(crate) fn complete(warp: &Warp, done: Lanes<Done>) {
             }
             let p = region.header(d.parent);
             // SAFETY: the parent cannot be freed before this decrement (it waits for us).
+            // Acquire: the lane that takes the count to zero owns the parent; its header and
+            // every sibling's result are visible to it from here on.
             let last = unsafe { (*p).pending.fetch_sub(1, notify) } == 1;
-            if !last {
-                return NONE;
-            }
-            // Acquire, by the lane that took the count to zero: it owns the parent; its header
-            // and every sibling's result are visible to it from here on.
-            arch::fence_acquire();
-            d.parent
+            if last { d.parent } else { NONE }
         });
         if !warp.any(Warp::map(owned, |p| p != NONE)) {
             return;
@@ -169,7 +162,7 @@ pub(crate) fn complete(warp: &Warp, done: Lanes<Done>) {
             }
         });
         free_order = Ordering::Release;
-        notify = Ordering::Release;
+        notify = Ordering::AcqRel;
     }
 }
 

@@ -441,7 +441,7 @@ pub(crate) fn fold<const KEPT: u32>(warp: &Warp, release: bool) -> Batch {
         // Release, by every lane: the records, results and counts this step wrote and the ring
         // entries above are visible GPU-wide before any publication or join notification.
         // Release only: nothing after it reads what another worker wrote without its own
-        // acquire (a steal's fence, the fence of the lane that takes a join count to zero).
+        // acquire (a steal's fence, a join's acquire decrement).
         arch::fence_release();
     }
     // Every lane has read the staged counts and tails before the leader resets and moves them:

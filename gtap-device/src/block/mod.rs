@@ -52,9 +52,8 @@
 //!    children outstanding: the implicit wait of [`crate::join`]), suspended (every thread at
 //!    the same wait; `pending` = the sum, stored relaxed in the header as in thread mode), poll
 //!    again (every thread at the same wait and no children: the wait is a no-op, and the task
-//!    is the next step's), or dropped (a partial wait: the error is raised; or a thread's poll
-//!    panicked and the launch is aborting). It resets the block's counters before the next
-//!    step's barrier.
+//!    is the next step's), or dropped (a partial wait: the error is raised; or the launch is
+//!    aborting). It resets the block's counters before the next step's barrier.
 //! 4. **Fold and join.** The scheduling warp folds what the step staged, keeping one id (the
 //!    first child or the continuation) as the next task and publishing the rest with its
 //!    release fence, then frees a finished task and notifies its parent ([`crate::join`],

@@ -238,6 +238,9 @@ fn judge(task: u32, shared: &BlockShared, threads: u32) -> u32 {
     // SAFETY: the record is the block's; thread 0 alone writes its header after the poll's
     // barrier, and the next poll reads `started` after the next step's barrier.
     unsafe { record::set_started(h) };
+    if region.control().aborted() {
+        return DROPPED;
+    }
     let pending = |resume| {
         // SAFETY: as above; the children are staged, not published, so none can decrement
         // `pending` before the fold (see `crate::join`).
@@ -260,12 +263,6 @@ fn judge(task: u32, shared: &BlockShared, threads: u32) -> u32 {
         }
         pending(resume);
         return SUSPENDED;
-    }
-    // A thread whose poll panicked counted itself neither returned nor suspended: the launch is
-    // aborting. (Read only here: the stop word is a load from L2 on the scheduling warp's path,
-    // and a block that finished its poll normally learns of an abort at its next stop check.)
-    if region.control().aborted() {
-        return DROPPED;
     }
     // Not every thread reached the same wait: a device error, never a hang.
     let site = wait.unwrap_or(&UNKNOWN_WAIT);
