@@ -255,35 +255,36 @@ impl LocalU32 {
 /// Release fence at GPU scope (the GPU's `fence.release.gpu`).
 #[inline(always)]
 pub fn fence_release() {
-    #[cfg(not(loom))]
-    atomic::fence(Ordering::Release);
-    #[cfg(loom)]
-    model::fence(Ordering::Release);
-    #[cfg(feature = "tsan")]
-    tsan::fence();
+    fence(Ordering::Release);
 }
 
 /// Acquire fence at GPU scope (the GPU's `fence.acquire.gpu`).
 #[inline(always)]
 pub fn fence_acquire() {
-    #[cfg(not(loom))]
-    atomic::fence(Ordering::Acquire);
-    #[cfg(loom)]
-    model::fence(Ordering::Acquire);
-    #[cfg(feature = "tsan")]
-    tsan::acquire();
+    fence(Ordering::Acquire);
 }
 
 /// Sequentially consistent fence at system scope, issued before the host reads what the
 /// device wrote into host memory.
 #[inline(always)]
 pub fn fence_system() {
+    fence(Ordering::SeqCst);
+}
+
+/// A fence of `order`: std's, loom's in the models, and under `tsan` its stand-in (an acquire
+/// fence only acquires; the others also publish).
+#[inline(always)]
+fn fence(order: Ordering) {
     #[cfg(not(loom))]
-    atomic::fence(Ordering::SeqCst);
+    atomic::fence(order);
     #[cfg(loom)]
-    model::fence(Ordering::SeqCst);
+    model::fence(order);
     #[cfg(feature = "tsan")]
-    tsan::fence();
+    if order == Ordering::Acquire {
+        tsan::acquire();
+    } else {
+        tsan::fence();
+    }
 }
 
 /// After an atomic operation with ordering `order` on a device word: under `tsan`, an acquire

@@ -294,15 +294,12 @@ impl LocalU32 {
 #[inline(always)]
 pub fn fence_release() {
     // SAFETY: a fence has no operands.
-    #[cfg(target_feature = "sm_90")]
     unsafe {
-        asm!("fence.release.gpu;")
-    };
-    // SAFETY: as above.
-    #[cfg(not(target_feature = "sm_90"))]
-    unsafe {
-        asm!("fence.acq_rel.gpu;")
-    };
+        #[cfg(target_feature = "sm_90")]
+        asm!("fence.release.gpu;");
+        #[cfg(not(target_feature = "sm_90"))]
+        asm!("fence.acq_rel.gpu;");
+    }
 }
 
 /// Acquire fence at GPU scope: orders this thread's earlier reads before its later accesses.
@@ -312,15 +309,12 @@ pub fn fence_release() {
 #[inline(always)]
 pub fn fence_acquire() {
     // SAFETY: a fence has no operands.
-    #[cfg(target_feature = "sm_90")]
     unsafe {
-        asm!("fence.acquire.gpu;")
-    };
-    // SAFETY: as above.
-    #[cfg(not(target_feature = "sm_90"))]
-    unsafe {
-        asm!("fence.acq_rel.gpu;")
-    };
+        #[cfg(target_feature = "sm_90")]
+        asm!("fence.acquire.gpu;");
+        #[cfg(not(target_feature = "sm_90"))]
+        asm!("fence.acq_rel.gpu;");
+    }
 }
 
 /// Sequentially consistent fence at system scope, issued before the host reads what the
