@@ -52,26 +52,20 @@ pub(crate) fn expand(
         None => body,
     };
     let origin = locate(sig.name.span());
-    let items = items(
-        &sig,
-        &body,
-        &origin,
-        diags.has_errors(),
-        mode.is_block(),
-        waits,
-    );
+    let start = start(&sig, &body, waits);
+    let items = items(&sig, &start, &origin, diags.has_errors(), mode.is_block());
     let errors = diags.to_compile_errors();
     quote!(#errors #items)
 }
 
-/// The generated items; `errors` adds the allowances that keep an error expansion quiet.
+/// The generated items around `start` (the `TaskFunction::start` that `start()` writes); `errors` adds
+/// the allowances that keep an error expansion quiet.
 fn items(
     sig: &Signature,
-    body: &TokenStream,
+    start: &TokenStream,
     origin: &Origin,
     errors: bool,
     block: bool,
-    waits: bool,
 ) -> TokenStream {
     let Signature {
         vis,
@@ -94,7 +88,6 @@ fn items(
     let quiet = errors.then(|| quote!(#[allow(unreachable_code, unused)]));
     let symbol = record::symbol(origin, &name_str);
     let record = format_ident!("__GTAP_RECORD_{}", name_str);
-    let start = start(sig, body, waits);
     let (marker, record_size) = if block {
         (quote!(BlockTask), quote!(block_record_size_u32))
     } else {
