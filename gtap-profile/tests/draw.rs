@@ -61,6 +61,19 @@ fn png_size(path: &Path) -> (u32, u32) {
     (word(16), word(20))
 }
 
+/// Draws the trace `json` into `dir/charts`, checks the three charts, then removes `dir`.
+fn draw_and_check(json: &Path, dir: &Path) {
+    let files = gtap_profile::draw_file(
+        json,
+        &dir.join("charts"),
+        Path::new(gtap_profile::charts::DEFAULT_FONT),
+        64,
+    )
+    .unwrap();
+    check_charts(&files);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 fn check_charts(files: &[PathBuf]) {
     let names: Vec<_> = files
         .iter()
@@ -90,15 +103,7 @@ fn a_cpu_executor_trace_reads_back_and_draws() {
     let polls: u64 = profile.runs().map(|r| u64::from(r.tasks)).sum();
     assert_eq!(polls, in_steps);
     assert!(profile.runs().all(|r| r.end_us() <= profile.span_us + 1e-3));
-    let files = gtap_profile::draw_file(
-        &json,
-        &dir.join("charts"),
-        Path::new(gtap_profile::charts::DEFAULT_FONT),
-        64,
-    )
-    .unwrap();
-    check_charts(&files);
-    std::fs::remove_dir_all(&dir).unwrap();
+    draw_and_check(&json, &dir);
 }
 
 #[test]
@@ -116,15 +121,7 @@ fn a_block_mode_trace_reads_back_with_one_track_per_block_and_draws() {
         "a block runs one task a step"
     );
     assert_eq!(profile.runs().count() as u64, polled);
-    let files = gtap_profile::draw_file(
-        &json,
-        &dir.join("charts"),
-        Path::new(gtap_profile::charts::DEFAULT_FONT),
-        64,
-    )
-    .unwrap();
-    check_charts(&files);
-    std::fs::remove_dir_all(&dir).unwrap();
+    draw_and_check(&json, &dir);
 }
 
 #[test]
