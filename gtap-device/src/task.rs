@@ -54,6 +54,12 @@ pub trait TaskFunction: 'static {
     type Output;
     /// Name and source location.
     const INFO: TaskInfo;
+    /// Whether the body can suspend: it contains a `taskwait!`, the only suspension point.
+    /// `false` promises that the future completes in its first poll and that no child writes
+    /// into it (a spawn with a destination needs a wait after it), so block mode keeps such a
+    /// future on each thread's stack instead of in a frame of the record ([`crate::block`]).
+    /// The macro writes `false` for a body without a wait.
+    const SUSPENDS: bool = true;
     /// The body as a future; polling it runs the task up to its next wait.
     fn start(args: Self::Args) -> impl Future<Output = Self::Output>;
 }

@@ -10,6 +10,13 @@
 //! (`T::start(args)`, so the arguments must be `Copy`); thread 0 sets `started` in the verdict
 //! that follows ([`super::worker`]). A frame never moves, so a future may point into itself and
 //! children write into their spawning thread's locals, as in thread mode.
+//!
+//! A function that cannot suspend (no `taskwait!`: [`TaskFunction::SUSPENDS`] is `false`) has
+//! no frames: its one poll builds the future on each thread's stack, where LLVM keeps it in
+//! registers, and runs it to completion. Nothing points into that future from outside (a spawn
+//! with a destination needs a wait after it), so it may live and die within the poll. That
+//! saves every thread's write of the whole future to device memory, and keeps the record at the
+//! header and the arguments.
 
 use core::future::Future;
 use core::pin::Pin;
@@ -31,25 +38,26 @@ const fn align16(n: usize) -> usize {
     (n + 15) & !15
 }
 
-/// Where the frames of a record with arguments `A` and future `F` start, and their stride;
-/// `None` when either is aligned beyond 16 bytes.
-pub(crate) const fn layout<A, F>() -> Option<(usize, usize)> {
+/// Where the frames of a record with arguments `A` and future `F` start, and their stride (0
+/// when the function does not `suspend`: no frames); `None` when either is aligned beyond 16
+/// bytes.
+pub(crate) const fn layout<A, F>(suspends: bool) -> Option<(usize, usize)> {
     if core::mem::align_of::<A>() > MAX_ALIGN || core::mem::align_of::<F>() > MAX_ALIGN {
         return None;
     }
-    Some((
-        align16(ARGS_OFFSET + core::mem::size_of::<A>()),
-        align16(if core::mem::size_of::<F>() == 0 {
-            1
-        } else {
-            core::mem::size_of::<F>()
-        }),
-    ))
+    let stride = if !suspends {
+        0
+    } else if core::mem::size_of::<F>() == 0 {
+        16
+    } else {
+        align16(core::mem::size_of::<F>())
+    };
+    Some((align16(ARGS_OFFSET + core::mem::size_of::<A>()), stride))
 }
 
 /// Bytes of a record with arguments `A` and future `F` in blocks of `threads` threads.
-pub(crate) const fn record_bytes<A, F>(threads: u32) -> Option<usize> {
-    match layout::<A, F>() {
+pub(crate) const fn record_bytes<A, F>(suspends: bool, threads: u32) -> Option<usize> {
+    match layout::<A, F>(suspends) {
         Some((frames, stride)) => Some(frames + threads as usize * stride),
         None => None,
     }
@@ -57,13 +65,13 @@ pub(crate) const fn record_bytes<A, F>(threads: u32) -> Option<usize> {
 
 /// The export of block-mode task function `T`'s record size ([`RecordSize::block`]).
 pub const fn record_size_u32<T: TaskFunction>() -> u32 {
-    const fn of<A, F: Future>(_start: fn(A) -> F) -> u32 {
-        match layout::<A, F>() {
+    const fn of<A, F: Future>(_start: fn(A) -> F, suspends: bool) -> u32 {
+        match layout::<A, F>(suspends) {
             Some((frames, stride)) => RecordSize::block(frames as u32, stride as u32),
             None => crate::abi::OVER_ALIGNED,
         }
     }
-    of(T::start)
+    of(T::start, T::SUSPENDS)
 }
 
 #[inline(always)]
@@ -74,8 +82,9 @@ fn prefix(h: *mut Header) -> *mut u32 {
 /// Writes a new block-mode record for `T(args)` into slot `h`.
 ///
 /// # Safety
-/// `h` is a free slot, owned by the caller, of at least `record_bytes::<T::Args, F>(threads)`
-/// bytes for the launch's block size, where `F` is `T`'s future.
+/// `h` is a free slot, owned by the caller, of at least
+/// `record_bytes::<T::Args, F>(T::SUSPENDS, threads)` bytes for the launch's block size, where
+/// `F` is `T`'s future.
 #[inline(always)]
 pub(crate) unsafe fn write<T: TaskFunction>(
     h: *mut Header,
@@ -181,43 +190,64 @@ where
     let lane = arch::current_block_lane();
     // SAFETY: the polling thread owns its context.
     unsafe { lane.ctx() }.info = &T::INFO;
-    let Some((frames, stride)) = layout::<T::Args, F>() else {
+    let Some((frames, stride)) = layout::<T::Args, F>(T::SUSPENDS) else {
         // Never written: the spawn checked the layout.
         return false;
     };
     let thread = arch::block_view().thread as usize;
+    // SAFETY: the record is the block's while it polls it.
+    let dst = unsafe { (*h).dst } as *mut T::Output;
+    let mut cx = Context::from_waker(Waker::noop());
+    // SAFETY: the arguments are `Copy` (`BlockTask`), written by the spawner.
+    let args = || unsafe { ((h as *const u8).add(ARGS_OFFSET) as *const T::Args).read() };
+    if !T::SUSPENDS {
+        // No frame: the future lives on this thread's stack for its one poll (see the module
+        // docs).
+        let fut = core::pin::pin!(T::start(args()));
+        return match fut.poll(&mut cx) {
+            // SAFETY: as in the frame's case below.
+            Poll::Ready(v) => unsafe { deliver(thread, dst, v) },
+            Poll::Pending => panic!("a task function without a wait suspended"),
+        };
+    }
     let frame = (h as *mut u8).wrapping_add(frames + thread * stride) as *mut F;
     // SAFETY: the record is the block's while it runs it; `started` is written by thread 0
     // only between the block barriers around the verdict, never during a poll.
     if unsafe { prefix(h).read() } == 0 {
-        // SAFETY: the arguments are `Copy` (`BlockTask`), written by the spawner; the frame
-        // lies inside the slot (checked at the spawn) and is this thread's alone.
-        unsafe {
-            let args = ((h as *const u8).add(ARGS_OFFSET) as *const T::Args).read();
-            start_into::<T>(args, frame as *mut u8);
-        }
+        // SAFETY: the frame lies inside the slot (checked at the spawn) and is this thread's
+        // alone.
+        unsafe { start_into::<T>(args(), frame as *mut u8) };
     }
-    // SAFETY: the record is the block's while it polls it.
-    let dst = unsafe { (*h).dst } as *mut T::Output;
-    let mut cx = Context::from_waker(Waker::noop());
     // SAFETY: the frame was built by `start_into::<T>`, whose future type `F` is (this shim is
     // instantiated from `T::start`), and never moves.
     match unsafe { Pin::new_unchecked(&mut *frame) }.poll(&mut cx) {
         Poll::Ready(v) => {
-            // SAFETY: as in `crate::record::poll_future`: `dst` is null or a live `T::Output`
-            // of the spawning thread's frame (or the root result); only thread 0 writes it.
+            // SAFETY: the future completed and is dropped once, here; the destination as in
+            // `deliver`.
             unsafe {
-                if thread == 0 && !dst.is_null() {
-                    dst.write(v);
-                } else {
-                    drop(v);
-                }
                 core::ptr::drop_in_place(frame);
+                deliver(thread, dst, v)
             }
-            true
         }
         Poll::Pending => false,
     }
+}
+
+/// Thread 0 writes the task's result `v` to `dst` (unless null); the other threads drop theirs.
+/// Returns `true`, the poll's "completed".
+///
+/// # Safety
+/// As in `crate::record::poll_future`: `dst` is null or a live `T::Output` of the spawning
+/// thread's frame (or the root result), written only by thread 0 of the block running the task.
+#[inline(always)]
+unsafe fn deliver<O>(thread: usize, dst: *mut O, v: O) -> bool {
+    if thread == 0 && !dst.is_null() {
+        // SAFETY: per the contract.
+        unsafe { dst.write(v) };
+    } else {
+        drop(v);
+    }
+    true
 }
 
 #[cfg(all(test, not(loom)))]
@@ -226,11 +256,15 @@ mod tests {
 
     #[test]
     fn frames_follow_the_arguments_16_byte_aligned() {
-        assert_eq!(layout::<(u32,), [u8; 40]>(), Some((64, 48)));
-        assert_eq!(layout::<(u64, u64, u64), u8>(), Some((80, 16)));
-        assert_eq!(record_bytes::<(u32,), [u8; 40]>(4), Some(64 + 4 * 48));
+        assert_eq!(layout::<(u32,), [u8; 40]>(true), Some((64, 48)));
+        assert_eq!(layout::<(u64, u64, u64), u8>(true), Some((80, 16)));
+        assert_eq!(record_bytes::<(u32,), [u8; 40]>(true, 4), Some(64 + 4 * 48));
+        // Without a wait there are no frames.
+        assert_eq!(layout::<(u32,), [u8; 40]>(false), Some((64, 0)));
+        assert_eq!(record_bytes::<(u32,), [u8; 40]>(false, 256), Some(64));
         #[repr(align(32))]
         struct Wide;
-        assert_eq!(layout::<(u32,), Wide>(), None);
+        assert_eq!(layout::<(u32,), Wide>(true), None);
+        assert_eq!(layout::<(u32,), Wide>(false), None);
     }
 }

@@ -34,10 +34,14 @@ pub fn spawn_block<T: BlockTask>(
         },
     };
     let bytes = {
-        const fn of<A, F: core::future::Future>(_start: fn(A) -> F, threads: u32) -> Option<usize> {
-            record::record_bytes::<A, F>(threads)
+        const fn of<A, F: core::future::Future>(
+            _start: fn(A) -> F,
+            suspends: bool,
+            threads: u32,
+        ) -> Option<usize> {
+            record::record_bytes::<A, F>(suspends, threads)
         }
-        of(T::start, threads())
+        of(T::start, T::SUSPENDS, threads())
     };
     match bytes {
         Some(b) if b <= region.slot_bytes as usize => {}

@@ -154,7 +154,8 @@ fn items(
     }
 }
 
-/// `TaskFunction::start`: the body as an `async move` block over the arguments.
+/// `TaskFunction::start`: the body as an `async move` block over the arguments; without a wait
+/// also `SUSPENDS = false` (the future completes in its first poll).
 ///
 /// Without a wait the arguments are bound again as locals at the start of the body. A captured
 /// argument is a field of the future, and rustc reads it there at each use: in a loop that
@@ -175,6 +176,7 @@ fn start(sig: &Signature, body: &TokenStream, waits: bool) -> TokenStream {
     }
     let args = Ident::new("__gtap_args", Span::mixed_site());
     quote! {
+        const SUSPENDS: bool = false;
         fn start(#args: Self::Args) -> impl ::core::future::Future<Output = #output> {
             async move {
                 let (#(#pats,)*) = #args;
@@ -232,8 +234,9 @@ mod tests {
         }
     }
 
-    /// Without a wait the arguments are bound again as locals inside the future; with one they
-    /// stay the future's captures (see `start`).
+    /// Without a wait the arguments are bound again as locals inside the future and the
+    /// function does not suspend; with one they stay the future's captures and `SUSPENDS` keeps
+    /// its default (see `start`).
     #[test]
     fn arguments_become_locals_only_without_a_wait() {
         let origin = |_| Origin {
@@ -246,22 +249,29 @@ mod tests {
             let file: syn::File = syn::parse2(expand(TokenStream::new(), item, &origin)).unwrap();
             let text = prettyplease::unparse(&file);
             let at = text.find("fn start(").expect("an impl with `start`");
-            text[at..].lines().take(3).collect::<Vec<_>>().join(" ")
+            let suspends = text.find("const SUSPENDS: bool = false;").is_none();
+            (
+                text[at..].lines().take(3).collect::<Vec<_>>().join(" "),
+                suspends,
+            )
         };
         let leaf = start_of(quote! {
             fn leaf(v: gtap::Slice<u32>, mut i: u32) -> u32 { i += 1; v[i as usize] }
         });
         assert!(
-            leaf.contains("fn start(__gtap_args: Self::Args)")
-                && leaf.contains("let (v, mut i) = __gtap_args;"),
-            "{leaf}"
+            leaf.0.contains("fn start(__gtap_args: Self::Args)")
+                && leaf.0.contains("let (v, mut i) = __gtap_args;")
+                && !leaf.1,
+            "{leaf:?}"
         );
         let waits = start_of(quote! {
             fn waits(n: u32) -> u32 { gtap::taskwait!(); n }
         });
         assert!(
-            waits.contains("fn start((n,): Self::Args)") && !waits.contains("__gtap_args"),
-            "{waits}"
+            waits.0.contains("fn start((n,): Self::Args)")
+                && !waits.0.contains("__gtap_args")
+                && waits.1,
+            "{waits:?}"
         );
     }
 }
