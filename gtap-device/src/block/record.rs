@@ -211,6 +211,8 @@ where
         };
     }
     let frame = (h as *mut u8).wrapping_add(frames + thread * stride) as *mut F;
+    // Loaded with the prefix rather than after it.
+    arch::prefetch(frame as *const u8);
     // SAFETY: the record is the block's while it runs it; `started` is written by thread 0
     // only between the block barriers around the verdict, never during a poll.
     if unsafe { prefix(h).read() } == 0 {
