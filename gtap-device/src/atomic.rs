@@ -20,6 +20,10 @@ pub trait AtomicElement: Copy + sealed::Sealed + 'static {
     /// # Safety
     /// As for `rmw`.
     unsafe fn store(p: *mut Self, v: Self);
+    #[doc(hidden)]
+    /// # Safety
+    /// As for `rmw`.
+    unsafe fn load(p: *mut Self) -> Self;
 }
 
 #[doc(hidden)]
@@ -58,6 +62,12 @@ macro_rules! host_rmw {
                 // SAFETY: per the contract, `p` is live, aligned and only accessed atomically.
                 unsafe { <$atomic>::from_ptr(p) }.store(v, Relaxed)
             }
+            #[inline(always)]
+            unsafe fn load(p: *mut Self) -> Self {
+                use core::sync::atomic::Ordering::Relaxed;
+                // SAFETY: per the contract, `p` is live, aligned and only accessed atomically.
+                unsafe { <$atomic>::from_ptr(p) }.load(Relaxed)
+            }
         }
     };
 }
@@ -70,7 +80,7 @@ host_rmw!(u64, core::sync::atomic::AtomicU64);
 
 #[cfg(target_arch = "nvptx64")]
 macro_rules! ptx_rmw {
-    ($t:ty, $reg:ident, $add:literal, $min:literal, $max:literal, $st:literal) => {
+    ($t:ty, $reg:ident, $add:literal, $min:literal, $max:literal, $ls:literal) => {
         impl AtomicElement for $t {
             #[inline(always)]
             unsafe fn rmw(p: *mut Self, op: Op, v: Self) -> Self {
@@ -91,7 +101,15 @@ macro_rules! ptx_rmw {
             unsafe fn store(p: *mut Self, v: Self) {
                 // SAFETY: per the contract, `p` is a live, aligned element; a relaxed store at
                 // GPU scope is a single indivisible store.
-                unsafe { core::arch::asm!(concat!("st.relaxed.gpu.", $st, " [{p}], {v};"), p = in(reg64) p, v = in($reg) v) }
+                unsafe { core::arch::asm!(concat!("st.relaxed.gpu.", $ls, " [{p}], {v};"), p = in(reg64) p, v = in($reg) v) }
+            }
+            #[inline(always)]
+            unsafe fn load(p: *mut Self) -> Self {
+                let v: $t;
+                // SAFETY: per the contract, `p` is a live, aligned element; a relaxed load at
+                // GPU scope reads one whole stored value (from L2, not a stale L1 line).
+                unsafe { core::arch::asm!(concat!("ld.relaxed.gpu.", $ls, " {v}, [{p}];"), v = out($reg) v, p = in(reg64) p, options(nostack, readonly)) };
+                v
             }
         }
     };
@@ -179,6 +197,29 @@ impl<T: AtomicElement> SliceMut<T> {
         // tasks use these methods.
         unsafe { T::store(self.element(i), v) }
     }
+
+    /// Atomically reads element `i`: a value some task stored or left there, never a torn
+    /// mixture, and never a stale copy from the SM's cache (a plain read of an element that
+    /// other tasks change atomically would be a data race). Cheaper than `atomic_add(i, 0)`,
+    /// which is a read-modify-write.
+    ///
+    /// ```
+    /// let mut depth = [4i32; 1];
+    /// // SAFETY: `depth` outlives the view and is only used through it.
+    /// let view = unsafe { gtap_device::SliceMut::from_raw_parts(depth.as_mut_ptr(), 1) };
+    /// view.atomic_min(0, 2);
+    /// assert_eq!(view.atomic_load(0), 2);
+    /// ```
+    ///
+    /// # Panics
+    /// If `i` is out of bounds.
+    #[inline(always)]
+    #[track_caller]
+    pub fn atomic_load(&self, i: usize) -> T {
+        // SAFETY: `element` checked the bounds; element `i` is only accessed atomically while
+        // tasks use these methods.
+        unsafe { T::load(self.element(i)) }
+    }
 }
 
 #[cfg(test)]
@@ -204,6 +245,7 @@ mod tests {
         assert_eq!(v.atomic_max(0, 3), 10);
         assert_eq!(v.atomic_max(0, 11), 10);
         v.atomic_store(1, 99);
+        assert_eq!([v.atomic_load(0), v.atomic_load(1), v.atomic_load(2)], [11, 99, 7]);
         assert_eq!(data, [11, 99, 7]);
     }
 

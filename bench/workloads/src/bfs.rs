@@ -34,7 +34,7 @@ pub const INF: i32 = 0x3f3f_3f3f;
 #[gtap::function]
 pub fn bfs(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, v: i32, start: i32, end: i32) {
     // A relaxed atomic read: other tasks lower depths concurrently (GTaP reads with `ld.cg`).
-    let dv = depth.atomic_add(v as usize, 0);
+    let dv = depth.atomic_load(v as usize);
     let (row_start, row_end) = (row[v as usize], row[v as usize + 1]);
     let (mut start, mut end) = (start, end);
     if start < 0 {
@@ -69,7 +69,7 @@ pub fn bfs_block(
     depth: SliceMut<i32>,
     v: i32,
 ) {
-    let dv = depth.atomic_add(v as usize, 0);
+    let dv = depth.atomic_load(v as usize);
     let (row_start, row_end) = (row[v as usize], row[v as usize + 1]);
     // `for_each` takes a closure, and `task!` cannot be written in one: the strided loop by hand.
     let mut e = row_start + block.thread_index() as i32;
