@@ -181,13 +181,6 @@ fn poll<R: TaskFunction>(task: u32, shared: &BlockShared) {
     ctx.spawned = 0;
     ctx.flags = 0;
     let h = region.header(task);
-    // The prefix and the arguments are loaded together with the header rather than after the
-    // poll pointer (the frames are prefetched by the shim, which knows where they are).
-    let args = (h as *const u8).wrapping_add(crate::abi::HEADER_BYTES);
-    arch::prefetch(args);
-    if region.slot_bytes > 96 {
-        arch::prefetch(args.wrapping_add(64));
-    }
     // SAFETY: the block claimed `task` and its record is visible (see the module docs).
     let poll = unsafe { (*h).poll };
     // SAFETY: `poll` is the block-mode shim written with this record; compared with the root
@@ -204,13 +197,12 @@ fn poll<R: TaskFunction>(task: u32, shared: &BlockShared) {
     if ctx.spawned > 0 {
         shared.spawned.fetch_add(ctx.spawned);
     }
-    // Warp-aggregated: one shared-memory atomic per warp and outcome instead of one a thread.
     match outcome {
         Some(true) => {
-            shared.returned.fetch_add_warp(1);
+            shared.returned.fetch_add(1);
         }
         Some(false) => {
-            shared.suspended.fetch_add_warp(1);
+            shared.suspended.fetch_add(1);
         }
         // A panic: the launch is aborting.
         None => {}
