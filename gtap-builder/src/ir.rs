@@ -41,12 +41,30 @@ pub(crate) const RECORD_PREFIX: &str = "__gtap_record_";
 /// The record-size globals of an LLVM IR module (text): (symbol, bytes), sorted by symbol.
 /// rustc writes each as `constant [4 x i8] c"..."` (little endian) or `constant i32 N`.
 pub(crate) fn records_in_ir(ir: &str) -> Vec<(String, u32)> {
+    u32_globals_in_ir(ir, RECORD_PREFIX)
+}
+
+/// The prefix of the `u32` global holding a kernel's register limit, which
+/// `#[gtap::kernel(max_registers = R)]` exports as `__gtap_maxnreg_<kernel>`.
+pub(crate) const MAXNREG_PREFIX: &str = "__gtap_maxnreg_";
+
+/// The register limits of an LLVM IR module (text): (kernel, registers), sorted by kernel.
+pub(crate) fn register_limits_in_ir(ir: &str) -> Vec<(String, u32)> {
+    u32_globals_in_ir(ir, MAXNREG_PREFIX)
+        .into_iter()
+        .map(|(symbol, n)| (symbol[MAXNREG_PREFIX.len()..].to_owned(), n))
+        .collect()
+}
+
+/// The `u32` globals of an LLVM IR module (text) whose names start with `prefix`: (symbol,
+/// value), sorted by symbol.
+fn u32_globals_in_ir(ir: &str, prefix: &str) -> Vec<(String, u32)> {
     let mut found: Vec<(String, u32)> = ir
         .lines()
         .filter(|l| l.starts_with('@'))
         .filter_map(|line| {
             let name = ir_function_name(line)?;
-            if !name.starts_with(RECORD_PREFIX) {
+            if !name.starts_with(prefix) {
                 return None;
             }
             let init = line.split_once(" = ")?.1;
@@ -57,7 +75,7 @@ pub(crate) fn records_in_ir(ir: &str) -> Vec<(String, u32)> {
     found
 }
 
-/// The `u32` value of a record global's initializer.
+/// The `u32` value of a record (or register limit) global's initializer.
 fn record_value(init: &str) -> Option<u32> {
     if init.contains("zeroinitializer") {
         return Some(0);
@@ -194,6 +212,20 @@ mod tests {
             Some(("ex", "fib"))
         );
         assert_eq!(record_task("other"), None);
+    }
+
+    #[test]
+    fn reads_register_limits_by_kernel() {
+        let ir = "@__gtap_maxnreg_spmv_block_kernel = constant i32 80, align 4\n\
+                  @__gtap_maxnreg_tree = local_unnamed_addr constant [4 x i8] c\"`\\00\\00\\00\", align 4\n\
+                  @\"__gtap_record_ex$fib$3cc2\" = constant i32 56, align 4\n";
+        assert_eq!(
+            register_limits_in_ir(ir),
+            [
+                ("spmv_block_kernel".to_string(), 80),
+                ("tree".to_string(), 96),
+            ]
+        );
     }
 
     #[test]

@@ -6,9 +6,12 @@
 //! unreachable code dropped (`globaldce`), optimized, and written as PTX by `llc`. The poll
 //! shims of task functions K never spawns are unreachable and vanish.
 //!
+//! A kernel with a register limit (`#[gtap::kernel(max_registers = R)]`) gets the directive
+//! `.maxnreg R` in its PTX entry, which `ptxas` and the driver's JIT both obey.
+//!
 //! The kernels are processed in parallel, one `opt`/`llc` pipeline per thread.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -41,6 +44,8 @@ pub(crate) struct Split<'a> {
     pub(crate) linked: &'a Path,
     /// Symbols kept visible in every module besides its kernel (exports that are no kernels).
     pub(crate) shared_exports: &'a [String],
+    /// Kernels with a register limit, and the limit.
+    pub(crate) register_limits: &'a BTreeMap<String, u32>,
     /// Where the intermediate bitcode goes.
     pub(crate) work: &'a Path,
     /// Where the PTX files go.
@@ -99,6 +104,15 @@ impl Split<'_> {
 
         let ptx = self.out_dir.join(format!("{stem}.ptx"));
         self.llc(&optimized, &ptx)?;
+        if let Some(&n) = self.register_limits.get(kernel) {
+            let text = fs::read_to_string(&ptx).map_err(|e| Error::io("read", &ptx, e))?;
+            let limited =
+                limit_registers(&text, kernel, n).ok_or_else(|| Error::BadToolOutput {
+                    command: format!("llc {}", optimized.display()),
+                    problem: format!("no `.entry {kernel}(..)` in the PTX it wrote"),
+                })?;
+            fs::write(&ptx, limited).map_err(|e| Error::io("write", &ptx, e))?;
+        }
         Ok(KernelModule {
             kernel: kernel.to_owned(),
             ptx,
@@ -126,6 +140,33 @@ impl Split<'_> {
         run(&self.tools.llc, &a, None)?;
         Ok(())
     }
+}
+
+/// `ptx` with the directive `.maxnreg n` after the parameter list of the entry `kernel`
+/// (where PTX puts an entry's performance-tuning directives); `None` without that entry.
+pub(crate) fn limit_registers(ptx: &str, kernel: &str, n: u32) -> Option<String> {
+    let head = format!(".entry {kernel}(");
+    let at = ptx
+        .match_indices(&head)
+        .map(|(i, _)| i)
+        .find(|&i| ptx[..i].ends_with(' ') || ptx[..i].ends_with('\n'))?;
+    // The entry's first line ends the list itself (`.entry k()`), or a line starting with `)`
+    // does (LLVM writes one parameter a line).
+    let mut end = at;
+    for (i, line) in ptx[at..].split_inclusive('\n').enumerate() {
+        end += line.len();
+        if (i == 0 && line.contains(')')) || (i > 0 && line.starts_with(')')) {
+            let mut out = String::with_capacity(ptx.len() + 16);
+            out.push_str(&ptx[..end]);
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&format!(".maxnreg {n}\n"));
+            out.push_str(&ptx[end..]);
+            return Some(out);
+        }
+    }
+    None
 }
 
 /// The task functions whose poll shims are among `symbols`, or `None` if a poll shim's name
@@ -231,6 +272,29 @@ mod tests {
         // An unreadable shim name: the module may hold anything.
         let odd: BTreeSet<String> = ["_RINvNtCsA_11gtap_device6record9poll_shimBx_E".into()].into();
         assert_eq!(tasks_in(&odd), None);
+    }
+
+    #[test]
+    fn a_register_limit_follows_the_entrys_parameters() {
+        let ptx = ".visible .entry other_kernel(\n\t.param .u32 other_kernel_param_0\n)\n{\n}\n\
+                   .visible .entry spmv(\n\t.param .u64 spmv_param_0,\n\t.param .u32 spmv_param_1\n\
+                   )                                       // @spmv\n{\n\tret;\n}\n\
+                   .visible .entry probe()\n{\n}\n";
+        let limited = limit_registers(ptx, "spmv", 80).unwrap();
+        assert_eq!(
+            limited,
+            ptx.replace("// @spmv\n{", "// @spmv\n.maxnreg 80\n{"),
+            "{limited}"
+        );
+        let no_params = limit_registers(ptx, "probe", 64).unwrap();
+        assert!(
+            no_params.contains(".entry probe()\n.maxnreg 64\n{"),
+            "{no_params}"
+        );
+        // Only the named entry, and only a whole name.
+        assert_eq!(limited.matches(".maxnreg").count(), 1);
+        assert_eq!(limit_registers(ptx, "kernel", 64), None);
+        assert_eq!(limit_registers(ptx, "missing", 64), None);
     }
 
     #[test]

@@ -245,7 +245,10 @@ mod tests {
         assert_eq!(v.atomic_max(0, 3), 10);
         assert_eq!(v.atomic_max(0, 11), 10);
         v.atomic_store(1, 99);
-        assert_eq!([v.atomic_load(0), v.atomic_load(1), v.atomic_load(2)], [11, 99, 7]);
+        assert_eq!(
+            [v.atomic_load(0), v.atomic_load(1), v.atomic_load(2)],
+            [11, 99, 7]
+        );
         assert_eq!(data, [11, 99, 7]);
     }
 

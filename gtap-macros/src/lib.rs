@@ -161,6 +161,17 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// launches on the GPU or runs on the CPU executor. Being a unit struct, the name is also a
 /// value in its module: a pattern binding of the same name there would match that value.
 ///
+/// Arguments, comma-separated, all optional: `block = N` makes it a block-mode kernel of `N`
+/// threads per block (a multiple of 32 up to 1024; see `#[gtap::function(block)]`), and
+/// `max_registers = R` (16 to 255) caps the registers per thread its GPU code may use (PTX
+/// `.maxnreg`): more resident warps, at the price of spills, as with CUDA's
+/// `__launch_bounds__`.
+///
+/// ```rust,ignore
+/// #[gtap::kernel(block = 128, max_registers = 80)]
+/// pub fn spmv_block_kernel(/* .. */) { /* .. */ }
+/// ```
+///
 /// Requirements: exactly one `entry!`, at the top level of the body (a statement, the tail
 /// expression, a top-level `let r = entry!(..)` or `entry!(r = ..)`), never inside an `if`,
 /// loop, closure or block, because every thread must reach it; at most 16 parameters, each a

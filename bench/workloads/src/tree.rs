@@ -112,8 +112,10 @@ pub fn tree_work_block(
     }
 }
 
-/// Root kernel of [`tree_work_block`], blocks of [`BLOCK`] threads.
-#[gtap::kernel(block = 64)]
+/// Root kernel of [`tree_work_block`], blocks of [`BLOCK`] threads. At most 96 registers a
+/// thread: 10 blocks a multiprocessor instead of 8 (4 % faster on the H200; 80 and 64 spill
+/// enough to be slower, see `bench/NOTES.md`).
+#[gtap::kernel(block = 64, max_registers = 96)]
 pub fn tree_block_kernel(
     height: i32,
     mem_ops: i32,

@@ -175,14 +175,16 @@ fn start(sig: &Signature, body: &TokenStream, waits: bool) -> TokenStream {
         };
     }
     let args = Ident::new("__gtap_args", Span::mixed_site());
+    // After `start`: the user's codegen attributes (`#[inline]`, ..) precede this and apply to
+    // `start`.
     quote! {
-        const SUSPENDS: bool = false;
         fn start(#args: Self::Args) -> impl ::core::future::Future<Output = #output> {
             async move {
                 let (#(#pats,)*) = #args;
                 #body
             }
         }
+        const SUSPENDS: bool = false;
     }
 }
 

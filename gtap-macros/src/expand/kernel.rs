@@ -9,7 +9,9 @@
 //!   the host.
 //!
 //! A block-mode kernel (`#[gtap::kernel(block = N)]`) also sets `Kernel::BLOCK_SIZE = N`, which
-//! the host checks against the runtime's block size at launch.
+//! the host checks against the runtime's block size at launch. `max_registers = R` exports, on
+//! the GPU, the `u32` `__gtap_maxnreg_NAME = R`, from which `gtap-builder` gives the kernel's
+//! PTX entry the directive `.maxnreg R`.
 //!
 //! Both bodies see the launch parameters as `__gtap_launch: &LaunchParams`, through one
 //! identifier that the lowered `entry!` uses too.
@@ -36,6 +38,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         launch,
         diags,
         mode,
+        max_registers,
         ..
     } = lowered;
     let errors = diags.to_compile_errors();
@@ -45,7 +48,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let host = host(&sig, &launch, &host_body, diags.has_errors(), threads);
     // The device build of a kernel with errors would only repeat them.
-    let device = (!diags.has_errors()).then(|| device(&sig, &launch, &block));
+    let device = (!diags.has_errors()).then(|| device(&sig, &launch, &block, max_registers));
     quote!(#errors #host #device)
 }
 
@@ -109,7 +112,12 @@ fn host(
 
 /// The GPU's PTX entry. `ptx_kernel!` takes plain identifiers as parameters, so other patterns
 /// (`mut n`, tuples) get a generated name and are bound at the start of the body.
-fn device(sig: &Signature, launch: &Ident, body: &syn::Block) -> TokenStream {
+fn device(
+    sig: &Signature,
+    launch: &Ident,
+    body: &syn::Block,
+    max_registers: Option<u32>,
+) -> TokenStream {
     let Signature {
         vis,
         name,
@@ -139,7 +147,26 @@ fn device(sig: &Signature, launch: &Ident, body: &syn::Block) -> TokenStream {
     }
     let tys = params.iter().map(|p| &p.ty);
     let stmts = &body.stmts;
+    let limit = max_registers.map(|r| {
+        let symbol = format!("__gtap_maxnreg_{}", name.unraw());
+        let item = Ident::new(
+            &format!("__GTAP_MAXNREG_{}", name.unraw()),
+            Span::mixed_site(),
+        );
+        quote! {
+            // SAFETY (of `export_name`): kernels are unmangled and unique in a crate's device
+            // code, so no other item exports `__gtap_maxnreg_` and the kernel's name; a plain
+            // `u32` that only `gtap-builder` reads.
+            #(#cfgs)*
+            #[cfg(target_arch = "nvptx64")]
+            #[allow(non_upper_case_globals)]
+            #[unsafe(export_name = #symbol)]
+            #[used]
+            static #item: u32 = #r;
+        }
+    });
     quote! {
+        #limit
         #(#cfgs)*
         #[cfg(target_arch = "nvptx64")]
         ::gtap::__private::ptx_kernel! {

@@ -30,6 +30,8 @@ pub(crate) struct Lowered {
     pub diags: Diagnostics,
     /// The execution mode the attribute declared.
     pub mode: Mode,
+    /// A kernel's `max_registers = R`.
+    pub max_registers: Option<u32>,
     /// A block-mode task function's first parameter (the `&gtap::Block`), taken out of the
     /// signature: the body binds it, `task!` does not pass it.
     pub block_param: Option<(Pat, syn::Type)>,
@@ -43,13 +45,14 @@ pub(crate) fn lower_item(
     item: TokenStream,
 ) -> Result<Lowered, TokenStream> {
     let mut diags = Diagnostics::new();
-    let (mut f, mode) = match parse_item(kind, attr, item, &mut diags) {
+    let (mut f, attr) = match parse_item(kind, attr, item, &mut diags) {
         Ok(parsed) => parsed,
         Err(original) => {
             let errors = diags.to_compile_errors();
             return Err(quote!(#errors #original));
         }
     };
+    let mode = attr.mode;
     let block_param = if kind == FnKind::Task && mode.is_block() {
         take_block_param(&mut f, &mut diags)
     } else {
@@ -85,6 +88,7 @@ pub(crate) fn lower_item(
         launch,
         diags,
         mode,
+        max_registers: attr.max_registers,
         block_param,
     })
 }

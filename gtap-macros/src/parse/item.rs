@@ -1,7 +1,9 @@
 //! The item under `#[gtap::function]` or `#[gtap::kernel]`.
 
 use proc_macro2::TokenStream;
-use syn::{Item, ItemFn};
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::{Item, ItemFn, Token};
 
 use crate::diagnostics::{Diagnostics, with_help};
 
@@ -52,76 +54,132 @@ impl Mode {
     }
 }
 
+/// What an attribute's arguments declare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Attr {
+    /// The execution mode.
+    pub(crate) mode: Mode,
+    /// A kernel's `max_registers = R`: the most registers per thread its code may use.
+    pub(crate) max_registers: Option<u32>,
+}
+
+/// The fewest and the most registers per thread `max_registers` accepts (PTX's `.maxnreg`;
+/// the hardware's maximum is 255).
+const REGISTERS: core::ops::RangeInclusive<u32> = 16..=255;
+
 /// Parses the attribute's arguments: nothing (thread mode), `block` (a block-mode task
-/// function) or `block = N` (a block-mode kernel of `N` threads per block).
-fn parse_mode(kind: FnKind, attr: TokenStream, diags: &mut Diagnostics) -> Mode {
+/// function); for a kernel, `block = N` (a block-mode kernel of `N` threads per block) and
+/// `max_registers = R`, in any order.
+fn parse_attr(kind: FnKind, attr: TokenStream, diags: &mut Diagnostics) -> Attr {
+    let mut out = Attr {
+        mode: Mode::Thread,
+        max_registers: None,
+    };
     if attr.is_empty() {
-        return Mode::Thread;
+        return out;
     }
     let wanted = match kind {
         FnKind::Task => {
             "`#[gtap::function]` takes no argument, or `block` (`#[gtap::function(block)]`) for a block-mode task function"
         }
         FnKind::Kernel => {
-            "`#[gtap::kernel]` takes no argument, or `block = N` (`#[gtap::kernel(block = 256)]`) for a block-mode kernel of N threads per block"
+            "`#[gtap::kernel]` takes no argument, `block = N` (`#[gtap::kernel(block = 256)]`) for a block-mode kernel of N threads per block, or `max_registers = R` to cap its registers per thread"
         }
     };
-    let parsed = syn::parse2::<syn::Meta>(attr.clone());
-    match (kind, parsed) {
-        (FnKind::Task, Ok(syn::Meta::Path(p))) if p.is_ident("block") => {
-            Mode::Block { threads: None }
+    let metas = match Punctuated::<syn::Meta, Token![,]>::parse_terminated.parse2(attr.clone()) {
+        Ok(metas) => metas,
+        Err(_) => {
+            diags.spanned(&attr, wanted);
+            return out;
         }
-        (FnKind::Kernel, Ok(syn::Meta::NameValue(nv))) if nv.path.is_ident("block") => {
-            let threads = match &nv.value {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Int(n),
-                    ..
-                }) => n.base10_parse::<u32>().ok(),
-                _ => None,
-            };
-            match threads {
-                Some(n) if n > 0 && n % 32 == 0 && n <= 1024 => Mode::Block { threads: Some(n) },
-                _ => {
-                    diags.spanned(
+    };
+    if kind == FnKind::Task && metas.len() > 1 {
+        diags.spanned(&attr, wanted);
+    }
+    let mut seen: Vec<String> = Vec::new();
+    for meta in &metas {
+        let name = meta.path().get_ident().map(ToString::to_string);
+        if let Some(n) = &name {
+            if seen.contains(n) {
+                diags.spanned(meta, format!("`{n}` is given twice"));
+                continue;
+            }
+            seen.push(n.clone());
+        }
+        match (kind, meta, name.as_deref()) {
+            (FnKind::Task, syn::Meta::Path(_), Some("block")) => {
+                out.mode = Mode::Block { threads: None };
+            }
+            (FnKind::Kernel, syn::Meta::NameValue(nv), Some("block")) => {
+                let threads = int_literal(&nv.value)
+                    .filter(|&n| n > 0 && n % 32 == 0 && n <= 1024)
+                    .unwrap_or_else(|| {
+                        diags.spanned(
+                            &nv.value,
+                            with_help(
+                                "the block size of a block-mode kernel must be an integer literal, a multiple of 32 from 32 to 1024",
+                                "write e.g. `#[gtap::kernel(block = 256)]`",
+                            ),
+                        );
+                        32
+                    });
+                out.mode = Mode::Block {
+                    threads: Some(threads),
+                };
+            }
+            (FnKind::Kernel, syn::Meta::NameValue(nv), Some("max_registers")) => {
+                match int_literal(&nv.value).filter(|n| REGISTERS.contains(n)) {
+                    Some(r) => out.max_registers = Some(r),
+                    None => diags.spanned(
                         &nv.value,
                         with_help(
-                            "the block size of a block-mode kernel must be an integer literal, a multiple of 32 from 32 to 1024",
-                            "write e.g. `#[gtap::kernel(block = 256)]`",
+                            format!(
+                                "`max_registers` must be an integer literal from {} to {}",
+                                REGISTERS.start(),
+                                REGISTERS.end()
+                            ),
+                            "write e.g. `#[gtap::kernel(max_registers = 96)]`",
                         ),
-                    );
-                    Mode::Block { threads: Some(32) }
+                    ),
                 }
             }
-        }
-        (_, parsed) => {
-            diags.spanned(&attr, wanted);
-            // Guess the mode meant, so that the body's macros lower without follow-up errors.
-            let meant_block = match parsed {
-                Ok(meta) => meta.path().is_ident("block"),
-                Err(_) => false,
-            };
-            if meant_block {
-                Mode::Block {
-                    threads: (kind == FnKind::Kernel).then_some(32),
+            (_, meta, name) => {
+                diags.spanned(meta, wanted);
+                // Guess the mode meant, so that the body's macros lower without follow-up
+                // errors.
+                if name == Some("block") {
+                    out.mode = Mode::Block {
+                        threads: (kind == FnKind::Kernel).then_some(32),
+                    };
                 }
-            } else {
-                Mode::Thread
             }
         }
     }
+    out
 }
 
-/// Parses the annotated item and the mode its attribute declares. A non-function item is an
+/// The value of an integer literal that fits a `u32`.
+fn int_literal(e: &syn::Expr) -> Option<u32> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }) => n.base10_parse::<u32>().ok(),
+        _ => None,
+    }
+}
+
+/// Parses the annotated item and what its attribute declares. A non-function item is an
 /// error and gives `Err` with the original tokens, which the caller emits unchanged.
 pub(crate) fn parse_item(
     kind: FnKind,
     attr: TokenStream,
     item: TokenStream,
     diags: &mut Diagnostics,
-) -> Result<(ItemFn, Mode), TokenStream> {
-    let mode = parse_mode(kind, attr, diags);
+) -> Result<(ItemFn, Attr), TokenStream> {
+    let attr = parse_attr(kind, attr, diags);
     match syn::parse2::<Item>(item.clone()) {
-        Ok(Item::Fn(f)) => Ok((f, mode)),
+        Ok(Item::Fn(f)) => Ok((f, attr)),
         Ok(other) => {
             diags.spanned(
                 &other,

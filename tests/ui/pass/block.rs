@@ -77,7 +77,7 @@ pub fn nodes_kernel(height: u32) -> u64 {
     gtap::entry!(nodes(height))
 }
 
-#[gtap::kernel(block = 64)]
+#[gtap::kernel(max_registers = 96, block = 64)]
 pub fn per_thread_kernel(base: u32) -> u32 {
     gtap::entry!(per_thread(base))
 }
