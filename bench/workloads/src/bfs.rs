@@ -82,15 +82,19 @@ pub fn bfs_block(
     }
 }
 
-/// Root kernel of [`bfs_block`] from `source`; `depth` holds [`INF`] for every vertex.
-#[gtap::kernel(block = 32)]
+/// Root kernel of [`bfs_block`] from `source`; `depth` holds [`INF`] for every vertex. At most
+/// 96 registers a thread: 19 blocks a multiprocessor instead of 16 (20 % faster on the H200's
+/// R-MAT graph, see `bench/NOTES.md`).
+#[gtap::kernel(block = 32, max_registers = 96)]
 pub fn bfs_block_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, source: i32) {
     depth.atomic_min(source as usize, 0);
     gtap::entry!(bfs_block(row, col, depth, source))
 }
 
-/// Root kernel of [`bfs`] from `source`; `depth` holds [`INF`] for every vertex.
-#[gtap::kernel]
+/// Root kernel of [`bfs`] from `source`; `depth` holds [`INF`] for every vertex. At most 64
+/// registers a thread: 32 warps a multiprocessor instead of 16, for a search that waits on
+/// memory in every lane (24 % faster on the H200's R-MAT graph, see `bench/NOTES.md`).
+#[gtap::kernel(max_registers = 64)]
 pub fn bfs_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, source: i32) {
     // Every thread runs this, as in GTaP's kernel; all store the same 0.
     depth.atomic_min(source as usize, 0);
