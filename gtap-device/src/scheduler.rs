@@ -134,13 +134,6 @@ impl Control {
     pub(crate) fn aborted(&self) -> bool {
         self.state() >= ABORTED
     }
-    /// [`Control::aborted`] without its acquire: for a check that only stops work, after which
-    /// nothing is read that the writes before the abort would have to precede. An acquire load
-    /// invalidates the SM's L1 (`CCTL.IVALL`) for every block on it; this one does not.
-    #[inline]
-    pub(crate) fn aborted_relaxed(&self) -> bool {
-        self.stop.load(Ordering::Relaxed) >= ABORTED
-    }
     /// Whether the launch is over or being stopped.
     #[inline]
     pub(crate) fn stopping(&self) -> bool {

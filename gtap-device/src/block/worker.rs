@@ -238,9 +238,7 @@ fn judge(task: u32, shared: &BlockShared, threads: u32) -> u32 {
     // SAFETY: the record is the block's; thread 0 alone writes its header after the poll's
     // barrier, and the next poll reads `started` after the next step's barrier.
     unsafe { record::set_started(h) };
-    // Relaxed: dropping the task reads nothing the abort published. A poll that panicked
-    // raised the abort before the poll's barrier, which orders it before this load.
-    if region.control().aborted_relaxed() {
+    if region.control().aborted() {
         return DROPPED;
     }
     let pending = |resume| {
