@@ -78,7 +78,9 @@ pub fn probtree_work(
 }
 
 /// Root kernel of [`probtree_work`]: the tree of depth `depth`; `sink.len()` a power of two.
-#[gtap::kernel]
+/// At most 96 registers a thread: 20 warps a multiprocessor instead of 16 (see
+/// `bench/NOTES.md`).
+#[gtap::kernel(max_registers = 96)]
 pub fn probtree_kernel(
     depth: i32,
     b: i32,

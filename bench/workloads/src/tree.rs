@@ -172,8 +172,9 @@ pub fn tree_work_epaq(
     store(out, node, own);
 }
 
-/// Root kernel of [`tree_work_epaq`]; `out` holds `2^(height+1) - 1` values.
-#[gtap::kernel]
+/// Root kernel of [`tree_work_epaq`]; `out` holds `2^(height+1) - 1` values. At most 96
+/// registers a thread: 20 warps a multiprocessor instead of 16 (see `bench/NOTES.md`).
+#[gtap::kernel(max_registers = 96)]
 pub fn tree_epaq_kernel(
     height: i32,
     mem_ops: i32,
