@@ -39,8 +39,7 @@ const fn align16(n: usize) -> usize {
 }
 
 /// Where the frames of a record with arguments `A` and future `F` start, and their stride (0
-/// when the function does not `suspend`: no frames); `None` when either is aligned beyond 16
-/// bytes.
+/// when `suspends` is false: no frames); `None` when either is aligned beyond 16 bytes.
 pub(crate) const fn layout<A, F>(suspends: bool) -> Option<(usize, usize)> {
     if core::mem::align_of::<A>() > MAX_ALIGN || core::mem::align_of::<F>() > MAX_ALIGN {
         return None;
