@@ -282,6 +282,7 @@ mod tests {
             options: 0,
             seed: 0,
             stack_bytes: 0,
+            block_shared_bytes: 0,
             host: 0,
         }
     }

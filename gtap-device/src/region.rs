@@ -41,6 +41,8 @@ pub struct Region {
     pub(crate) options: u32,
     pub(crate) seed: u32,
     pub(crate) stack_bytes: u32,
+    /// Bytes of shared memory lent to block-mode tasks ([`LaunchParams::block_shared_bytes`]).
+    pub(crate) block_shared_bytes: u32,
     /// Capacity of each warp's event trace; 0: the trace is off.
     pub(crate) trace_events_per_warp: u32,
 }
@@ -80,6 +82,7 @@ impl Region {
             options: p.options,
             seed: p.seed,
             stack_bytes: p.stack_bytes,
+            block_shared_bytes: p.block_shared_bytes,
             trace_events_per_warp: l.trace_events_per_warp,
         }
     }

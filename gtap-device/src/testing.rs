@@ -47,6 +47,7 @@ impl Launch {
             seed: 7,
             host: 0,
             stack_bytes,
+            block_shared_bytes: 0,
         };
         let region = Region::new(&params);
         Box::leak(Box::new(Launch {

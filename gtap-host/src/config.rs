@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use gtap_device::abi::{
-    Geometry, HEADER_BYTES, Layout, MAX_QUEUES, POOL_CELL_BYTES, RING_ENTRY_BYTES, RecordSize,
-    SLOT_ALIGN, align_up,
+    DEFAULT_BLOCK_SHARED_BYTES, Geometry, HEADER_BYTES, Layout, MAX_QUEUES, POOL_CELL_BYTES,
+    RING_ENTRY_BYTES, RecordSize, SLOT_ALIGN, align_up,
 };
 
 /// How to size and shape a runtime. Every field has a default derived from the device (or the
@@ -92,6 +92,13 @@ pub struct Config {
     /// shared memory. Set `block_size` to the kernels' `N`. Thread-mode kernels still run on
     /// such a runtime, with fewer, larger slots. Default: off.
     pub block_mode: bool,
+    /// Bytes of shared memory each block lends its block-mode tasks (`Block::shared`), on top
+    /// of the runtime's own block-mode state. Shared memory limits how many blocks share a
+    /// multiprocessor, so a kernel whose tasks borrow none runs more blocks at once with 0: a
+    /// block of 32 threads needs about 7 KiB without it and 11 KiB with the default.
+    /// Default: [`Config::DEFAULT_BLOCK_SHARED_BYTES`]. At most
+    /// [`Config::MAX_BLOCK_SHARED_BYTES`]; unused in thread mode.
+    pub block_shared_bytes: u32,
 }
 
 impl Default for Config {
@@ -114,8 +121,16 @@ impl Config {
             watchdog: Some(Self::DEFAULT_WATCHDOG),
             trace_events_per_warp: 0,
             block_mode: false,
+            block_shared_bytes: Self::DEFAULT_BLOCK_SHARED_BYTES,
         }
     }
+    /// The shared memory a block lends its tasks when [`Config::block_shared_bytes`] is left
+    /// alone: 4 KiB.
+    pub const DEFAULT_BLOCK_SHARED_BYTES: u32 = DEFAULT_BLOCK_SHARED_BYTES;
+    /// The most [`Config::block_shared_bytes`] may be: 227 KiB, a block's shared memory on
+    /// the largest GPUs (sm_80 and later); the runtime's own state comes on top, and a kernel
+    /// whose blocks then do not fit a multiprocessor is refused when the runtime is created.
+    pub const MAX_BLOCK_SHARED_BYTES: u32 = 227 * 1024;
     /// The watchdog's period when [`Config::watchdog`] is left alone: a minute.
     pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(60);
     /// The per-thread stack gtap asks for when [`Config::stack_bytes`] is unset.
@@ -167,6 +182,11 @@ impl Config {
     /// Sets [`Config::block_mode`].
     pub const fn block_mode(mut self) -> Self {
         self.block_mode = true;
+        self
+    }
+    /// Sets [`Config::block_shared_bytes`].
+    pub const fn block_shared_bytes(mut self, bytes: u32) -> Self {
+        self.block_shared_bytes = bytes;
         self
     }
     /// Sets [`Config::watchdog`] (`None`: off).
@@ -238,6 +258,16 @@ pub enum ConfigError {
         /// The requested grid size.
         got: u32,
         /// Blocks that can be resident at once.
+        max: u32,
+    },
+    /// Too much shared memory lent to block-mode tasks.
+    #[error(
+        "block_shared_bytes {got} is more shared memory than a block can have ({max} bytes); lend the tasks less"
+    )]
+    BlockSharedBytes {
+        /// The requested bytes.
+        got: u32,
+        /// The most allowed.
         max: u32,
     },
     /// Bad queue count.
@@ -316,7 +346,7 @@ pub enum ConfigError {
     },
     /// A kernel cannot run even one block of the configured size on a multiprocessor.
     #[error(
-        "kernel `{kernel}` cannot run in blocks of {block} threads: with its {registers} registers per thread and the runtime's shared memory, not one block fits on a multiprocessor; use block_size {largest} or less, or lower max_registers"
+        "kernel `{kernel}` cannot run in blocks of {block} threads: with its {registers} registers per thread and {shared} bytes of shared memory per block (the runtime's, plus block_shared_bytes in block mode), not one block fits on a multiprocessor; use block_size {largest} or less, lower max_registers, or lend block-mode tasks less shared memory"
     )]
     KernelDoesNotFit {
         /// The kernel.
@@ -325,6 +355,8 @@ pub enum ConfigError {
         block: u32,
         /// Registers per thread the kernel got.
         registers: u32,
+        /// Dynamic shared memory per block.
+        shared: usize,
         /// The largest block size that fits (0 if none does).
         largest: u32,
     },
@@ -472,6 +504,12 @@ impl Config {
             return Err(ConfigError::BlockSize {
                 got: block,
                 max: limits.max_block,
+            });
+        }
+        if self.block_shared_bytes > Self::MAX_BLOCK_SHARED_BYTES {
+            return Err(ConfigError::BlockSharedBytes {
+                got: self.block_shared_bytes,
+                max: Self::MAX_BLOCK_SHARED_BYTES,
             });
         }
         let max_grid = (limits.resident_blocks)(block);
@@ -825,6 +863,7 @@ mod tests {
             kernel: "fib_kernel",
             block: 1024,
             registers: 128,
+            shared: 58_576,
             largest: 512,
         };
         assert!(e.to_string().contains("use block_size 512 or less"), "{e}");

@@ -86,7 +86,8 @@ impl Cpu {
                     CpuMode::WorkFirst => DEFAULT_WORK_FIRST_STACK_BYTES,
                     _ => DEFAULT_CPU_STACK_BYTES,
                 }),
-            ),
+            )
+            .with_block_shared_bytes(config.block_shared_bytes),
             block,
             mode,
             watchdog: config.watchdog_period()?,

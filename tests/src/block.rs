@@ -33,6 +33,31 @@ pub fn partial_wait_kernel(early: bool) -> u32 {
     gtap::entry!(partial_wait(early))
 }
 
+/// The words of `u64` the block's lent shared memory holds (`Config::block_shared_bytes` / 8),
+/// as every thread sees them; each thread first writes word `thread_index()` when the area has
+/// room for it, or, with `touch`, word 0 whatever the size (past the end of an empty area: a
+/// panic naming this line).
+#[gtap::function(block)]
+pub fn shared_words(block: &gtap::Block, touch: bool) -> u32 {
+    let t = block.thread_index() as usize;
+    let words = block.shared(|mem: &gtap::SharedMem<u64>| {
+        if t < mem.len() {
+            mem.store(t, t as u64);
+        }
+        if touch {
+            mem.store(0, 0);
+        }
+        mem.len() as u32
+    });
+    block.min(words)
+}
+
+/// Root of [`shared_words`].
+#[gtap::kernel(block = 64)]
+pub fn shared_words_kernel(touch: bool) -> u32 {
+    gtap::entry!(shared_words(touch))
+}
+
 /// Every helper at once, on values that depend on the thread: returns (thread 0's view of) a
 /// checksum of the results, and spawns `depth` levels of children from every thread whose
 /// index is a multiple of 16, so that per-thread spawns and results are exercised too.

@@ -99,6 +99,55 @@ fn a_wait_reached_by_part_of_the_block_is_a_typed_error_then_the_runtime_runs_on
 }
 
 #[test]
+fn blocks_lend_tasks_the_configured_shared_memory() {
+    use gtap_host::{DeviceErrorKind, Error};
+    use gtap_tests::block::{BLOCK, shared_words_kernel};
+    let runtime = |bytes: u32| {
+        Runtime::cpu(
+            CpuMode::Deterministic { seed: 1 },
+            &Config::new()
+                .block_mode()
+                .block_size(BLOCK)
+                .block_shared_bytes(bytes),
+        )
+        .expect("CPU runtime")
+    };
+    let mut default = Runtime::cpu(
+        CpuMode::Deterministic { seed: 1 },
+        &Config::new().block_mode().block_size(BLOCK),
+    )
+    .expect("CPU runtime");
+    let got = default.launch(shared_words_kernel, (true,)).unwrap();
+    assert_eq!(got.result, Config::DEFAULT_BLOCK_SHARED_BYTES / 8);
+    for (bytes, words) in [(256, 32), (100, 12), (0, 0)] {
+        let got = runtime(bytes)
+            .launch(shared_words_kernel, (false,))
+            .unwrap();
+        assert_eq!(got.result, words, "{bytes} bytes");
+    }
+    // Past the end of an empty area: a typed panic that says what sets the size.
+    let mut none = runtime(0);
+    let Err(Error::Device(e)) = none.launch(shared_words_kernel, (true,)) else {
+        panic!("an index past the lent memory must fail");
+    };
+    assert_eq!(e.kind, DeviceErrorKind::Panic, "{e}");
+    assert!(e.message.contains("block_shared_bytes"), "{e}");
+    assert!(e.file.ends_with("src/block.rs"), "{}", e.file);
+    let too_much = Runtime::cpu(
+        CpuMode::Deterministic { seed: 1 },
+        &Config::new()
+            .block_mode()
+            .block_size(BLOCK)
+            .block_shared_bytes(Config::MAX_BLOCK_SHARED_BYTES + 1),
+    );
+    match too_much {
+        Err(Error::Config(e)) => assert!(e.to_string().contains("block_shared_bytes"), "{e}"),
+        Err(other) => panic!("expected a configuration error, got {other:?}"),
+        Ok(_) => panic!("expected a configuration error"),
+    }
+}
+
+#[test]
 fn a_block_kernel_needs_a_block_mode_runtime_of_its_block_size() {
     use gtap_host::Error;
     use gtap_tests::block::helpers_kernel;

@@ -145,6 +145,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("peek_kernel", &["mark", "peek"]),
             ("partial_wait_kernel", &["one", "partial_wait"]),
             ("helpers_kernel", &["helpers"]),
+            ("shared_words_kernel", &["shared_words"]),
         ],
         &[
             "wide",
@@ -172,6 +173,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             "partial_wait",
             "one",
             "helpers",
+            "shared_words",
         ],
     );
 }

@@ -1191,6 +1191,35 @@ fn block_mode_helpers_and_per_thread_spawns_are_exact() {
 }
 
 #[test]
+fn block_mode_blocks_lend_the_configured_shared_memory() {
+    use gtap_tests::block::{BLOCK, shared_words_kernel};
+    for (bytes, words) in [(Config::DEFAULT_BLOCK_SHARED_BYTES, 512), (256, 32), (0, 0)] {
+        let config = Config::new()
+            .block_mode()
+            .block_size(BLOCK)
+            .max_tasks_per_warp(512)
+            .block_shared_bytes(bytes);
+        let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, config) else {
+            return;
+        };
+        for i in 0..repeats() {
+            let got = rt.launch(shared_words_kernel, (false,)).unwrap();
+            assert_eq!(got.result, words, "{bytes} bytes, launch {i}");
+        }
+        if bytes == 0 {
+            let Err(Error::Device(e)) = rt.launch(shared_words_kernel, (true,)) else {
+                panic!("an index past the lent memory must fail");
+            };
+            assert_eq!(e.kind, DeviceErrorKind::Panic, "{e}");
+            assert!(e.message.contains("block_shared_bytes"), "{e}");
+            println!("{e}");
+            let got = rt.launch(shared_words_kernel, (false,)).unwrap();
+            assert_eq!(got.result, 0, "after the panic");
+        }
+    }
+}
+
+#[test]
 fn block_mode_partial_wait_is_a_typed_error_then_the_runtime_runs_on() {
     use gtap_tests::block::{BLOCK, helpers_kernel, helpers_seq, partial_wait_kernel};
     let Some(mut rt) = block_gpu(&gtap_tests::DEVICE_CODE, BLOCK) else {

@@ -83,9 +83,10 @@ pub fn bfs_block(
 }
 
 /// Root kernel of [`bfs_block`] from `source`; `depth` holds [`INF`] for every vertex. At most
-/// 96 registers a thread: 19 blocks a multiprocessor instead of 16 (20 % faster on the H200's
-/// R-MAT graph, see `bench/NOTES.md`).
-#[gtap::kernel(block = 32, max_registers = 96)]
+/// 72 registers a thread: with no shared memory lent to tasks, 28 blocks a multiprocessor
+/// instead of 20 (fewer re-visits and 20 % faster on the H200's R-MAT graph than at 96; 64
+/// spills more and is slower, see `bench/NOTES.md`).
+#[gtap::kernel(block = 32, max_registers = 72)]
 pub fn bfs_block_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, source: i32) {
     depth.atomic_min(source as usize, 0);
     gtap::entry!(bfs_block(row, col, depth, source))

@@ -328,7 +328,11 @@ mod host {
             match self.kind {
                 TreeKind::Thread => gtap_host::Config::new(),
                 TreeKind::Epaq { queues } => gtap_host::Config::new().num_queues(queues),
-                TreeKind::Block => gtap_host::Config::new().block_mode().block_size(BLOCK),
+                // The node task borrows no shared memory (as GTaP's declares none).
+                TreeKind::Block => gtap_host::Config::new()
+                    .block_mode()
+                    .block_size(BLOCK)
+                    .block_shared_bytes(0),
             }
         }
         fn gpu(&mut self, rt: &mut gtap_host::Runtime) -> Result<Sample, String> {

@@ -259,6 +259,10 @@ pub struct LaunchParams {
     /// (the GPU's per-thread stack limit; on the CPU executor, what its worker threads get
     /// beyond the scheduler's own frames).
     pub stack_bytes: u32,
+    /// Bytes of shared memory a block-mode task may borrow (`Block::shared`); the launch's
+    /// blocks have that much after the runtime's block-mode state
+    /// ([`block_mode_shared_bytes`](super::block_mode_shared_bytes)). Unused in thread mode.
+    pub block_shared_bytes: u32,
 }
 
 #[cfg(test)]

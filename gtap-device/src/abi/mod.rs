@@ -35,7 +35,9 @@ mod trace;
 pub use error::{ErrorCode, ErrorReport};
 pub use layout::{Geometry, GeometryError, LaunchParams, Layout, Line};
 pub use record_size::{OVER_ALIGNED, RecordSize};
-pub use shared::{BLOCK_USER_SHARED_BYTES, EXCHANGE_BYTES, block_mode_shared_bytes, shared_bytes};
+pub use shared::{
+    DEFAULT_BLOCK_SHARED_BYTES, EXCHANGE_BYTES, block_mode_shared_bytes, shared_bytes,
+};
 #[cfg_attr(not(target_arch = "nvptx64"), allow(unused_imports))]
 // placed by the GPU layer only
 pub(crate) use shared::{

@@ -2,8 +2,10 @@
 //! [`WarpShared`] per warp, one [`LaneCtx`] and one [`Scratch`] per thread, each area 16-byte
 //! aligned. Block mode ([`crate::block`]) adds, after them, the block's [`BlockShared`], an
 //! exchange cell of [`EXCHANGE_BYTES`] per thread for the block-cooperative helpers, and
-//! [`BLOCK_USER_SHARED_BYTES`] of shared memory lent to tasks. The device places its state by these offsets and the host sizes the allocation
-//! with [`shared_bytes`]; all the types are `#[repr(C)]` (or arrays) with the same layout on
+//! the shared memory lent to tasks (the launch's
+//! [`block_shared_bytes`](super::LaunchParams::block_shared_bytes), by default
+//! [`DEFAULT_BLOCK_SHARED_BYTES`]). The device places its state by these offsets and the host
+//! sizes the allocation with [`shared_bytes`] or [`block_mode_shared_bytes`]; all the types are `#[repr(C)]` (or arrays) with the same layout on
 //! host and device, so the host can compute it.
 
 use super::align_up;
@@ -44,8 +46,9 @@ pub const fn shared_bytes(threads: u32) -> usize {
 /// (`reduce`, `broadcast`, scans) moves between threads.
 pub const EXCHANGE_BYTES: usize = 32;
 
-/// Bytes of shared memory a block-mode task may borrow (`gtap::Block::shared`).
-pub const BLOCK_USER_SHARED_BYTES: usize = 4096;
+/// Bytes of shared memory a block-mode task may borrow (`gtap::Block::shared`) when the
+/// configuration does not say.
+pub const DEFAULT_BLOCK_SHARED_BYTES: u32 = 4096;
 
 /// Offset of the block-mode state ([`BlockShared`]) in a block's shared-memory area.
 pub(crate) const fn block_area_offset(threads: u32) -> usize {
@@ -62,9 +65,10 @@ pub(crate) const fn user_area_offset(threads: u32) -> usize {
     exchange_area_offset(threads) + threads as usize * EXCHANGE_BYTES
 }
 
-/// Bytes of dynamic shared memory a block-mode kernel needs per block of `threads` threads.
-pub const fn block_mode_shared_bytes(threads: u32) -> usize {
-    user_area_offset(threads) + BLOCK_USER_SHARED_BYTES
+/// Bytes of dynamic shared memory a block-mode kernel needs per block of `threads` threads
+/// that lends its tasks `lent` bytes.
+pub const fn block_mode_shared_bytes(threads: u32, lent: u32) -> usize {
+    user_area_offset(threads) + lent as usize
 }
 
 #[cfg(test)]
@@ -130,8 +134,13 @@ mod tests {
             assert_eq!(exchange_area_offset(threads) % 16, 0);
             assert_eq!(user_area_offset(threads) % 16, 0);
             assert!(
-                block_mode_shared_bytes(threads) <= 227 * 1024,
+                block_mode_shared_bytes(threads, DEFAULT_BLOCK_SHARED_BYTES) <= 227 * 1024,
                 "{threads} threads"
+            );
+            assert_eq!(
+                block_mode_shared_bytes(threads, 0),
+                user_area_offset(threads),
+                "nothing lent, nothing after the exchange cells"
             );
         }
     }

@@ -47,8 +47,10 @@ pub struct BlockView {
     pub(crate) shared: *const crate::block::BlockShared,
     /// The threads' exchange cells (`EXCHANGE_BYTES` each, 16-byte aligned).
     pub(crate) exchange: *mut u8,
-    /// The shared memory lent to tasks (`BLOCK_USER_SHARED_BYTES`, 16-byte aligned).
+    /// The shared memory lent to tasks (16-byte aligned).
     pub(crate) user: *mut u8,
+    /// Its size in bytes (the launch's `block_shared_bytes`).
+    pub(crate) user_bytes: u32,
     /// The calling thread's index in the block.
     pub(crate) thread: u32,
     /// Threads in the block.

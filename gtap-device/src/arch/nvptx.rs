@@ -453,12 +453,14 @@ pub fn init_block_mode() {
 #[inline(always)]
 pub fn block_view() -> BlockView {
     let threads = ntid();
-    // SAFETY: offsets inside the block's dynamic shared memory, sized for block mode.
+    // SAFETY: offsets inside the block's dynamic shared memory, sized for block mode (with the
+    // lent bytes the region view, initialised by `init_block`, records).
     unsafe {
         BlockView {
             shared: smem().add(block_area_offset(threads)) as *const BlockShared,
             exchange: smem().add(exchange_area_offset(threads)),
             user: smem().add(user_area_offset(threads)),
+            user_bytes: (*block_region()).block_shared_bytes,
             thread: tid(),
             threads,
         }

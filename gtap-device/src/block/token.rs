@@ -13,7 +13,7 @@
 use core::ops::{Add, Range};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use crate::abi::{BLOCK_USER_SHARED_BYTES, EXCHANGE_BYTES};
+use crate::abi::EXCHANGE_BYTES;
 use crate::arch;
 
 /// The block running a block-mode task: its thread identity and the block-cooperative helpers.
@@ -251,14 +251,17 @@ impl Block {
         self.exclusive_scan(v, T::default(), |a, b| a + b)
     }
 
-    /// Lends the block's shared memory ([`BLOCK_USER_SHARED_BYTES`] bytes, as words of `W`) to
-    /// `f`. Every thread sees the same memory; separate one thread's writes from another's
-    /// reads of the same word with [`Block::sync`]. Its contents do not survive a wait: `f` is a
-    /// closure, which cannot contain `taskwait!`, so the memory cannot be held across one.
+    /// Lends the block's shared memory (the configuration's `block_shared_bytes`, 4 KiB unless
+    /// set, as words of `W`) to `f`. Every thread sees the same memory; separate one thread's
+    /// writes from another's reads of the same word with [`Block::sync`]. Its contents do not
+    /// survive a wait: `f` is a closure, which cannot contain `taskwait!`, so the memory cannot
+    /// be held across one.
     #[inline(always)]
     pub fn shared<W: SharedWord, R>(&self, f: impl FnOnce(&SharedMem<W>) -> R) -> R {
+        let view = arch::block_view();
         let mem = SharedMem {
-            base: arch::block_view().user,
+            base: view.user,
+            len: view.user_bytes as usize / core::mem::size_of::<W>(),
             _w: core::marker::PhantomData,
         };
         f(&mem)
@@ -270,32 +273,30 @@ impl Block {
 /// undefined behaviour; [`Block::sync`] orders them).
 pub struct SharedMem<W> {
     base: *mut u8,
+    len: usize,
     _w: core::marker::PhantomData<W>,
 }
 
 impl<W: SharedWord> SharedMem<W> {
-    /// Words in the area.
-    pub const LEN: usize = BLOCK_USER_SHARED_BYTES / core::mem::size_of::<W>();
-
-    /// Words in the area.
+    /// Words in the area: the configuration's `block_shared_bytes` divided by the word size.
     #[inline(always)]
     pub fn len(&self) -> usize {
-        Self::LEN
+        self.len
     }
 
-    /// Whether the area holds no word (never).
+    /// Whether the area holds no word (the configuration lends blocks no shared memory).
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
-        Self::LEN == 0
+        self.len == 0
     }
 
     #[inline(always)]
     #[track_caller]
     fn at(&self, i: usize) -> *mut u8 {
+        // A message without arguments: the GPU keeps only static panic messages.
         assert!(
-            i < Self::LEN,
-            "block shared memory index {i} out of bounds (it holds {} words)",
-            Self::LEN
+            i < self.len,
+            "block shared memory index out of bounds: the area holds Config::block_shared_bytes bytes"
         );
         self.base.wrapping_add(i * core::mem::size_of::<W>())
     }

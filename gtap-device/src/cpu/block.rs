@@ -13,7 +13,7 @@ use std::vec::Vec;
 
 use super::baton::Baton;
 use super::{Aborted, Driver, Handed, Mode, SCHEDULER_STACK_BYTES, Shared, join};
-use crate::abi::{BLOCK_USER_SHARED_BYTES, LaunchParams};
+use crate::abi::LaunchParams;
 use crate::arch::{self, BlockThread, BlockView, WARP_SIZE, Warp};
 use crate::block::BlockShared;
 use crate::block::worker::BlockWorker;
@@ -32,7 +32,8 @@ struct SimBlock {
     lanes: Box<[UnsafeCell<LaneCtx>]>,
     scratch: Box<[UnsafeCell<Scratch>]>,
     exchange: Box<[ExchangeCell]>,
-    user: Box<UnsafeCell<[u128; BLOCK_USER_SHARED_BYTES / 16]>>,
+    /// The memory lent to tasks, in 16-byte units (as aligned as on the GPU).
+    user: Box<[UnsafeCell<u128>]>,
 }
 
 impl SimBlock {
@@ -48,7 +49,9 @@ impl SimBlock {
                 .map(|_| UnsafeCell::new([0; SCRATCH_WORDS]))
                 .collect(),
             exchange: (0..threads).map(|_| UnsafeCell::new([0; 2])).collect(),
-            user: Box::new(UnsafeCell::new([0; BLOCK_USER_SHARED_BYTES / 16])),
+            user: (0..region.block_shared_bytes.div_ceil(16))
+                .map(|_| UnsafeCell::new(0))
+                .collect(),
         }
     }
 }
@@ -152,7 +155,8 @@ fn thread<T: BlockTask>(
     let view = BlockView {
         shared: &sim.shared,
         exchange: sim.exchange.as_ptr() as *mut u8,
-        user: sim.user.get() as *mut u8,
+        user: sim.user.as_ptr() as *mut u8,
+        user_bytes: region.block_shared_bytes,
         thread: t,
         threads: sim.lanes.len() as u32,
     };

@@ -38,9 +38,9 @@ pub(crate) mod work_first;
 
 use crate::Kernel;
 use crate::abi::{
-    ErrorCode, ErrorReport, LaunchParams, Layout, OPT_CHILD_FIRST, OPT_LAZY_SPAWN,
-    OPT_RANDOM_QUEUE, OPT_WORK_FIRST, POOL_CELL_BYTES, REGION_ALIGN, TraceEvent, WarpStats,
-    WarpStatus, WarpTraceMeta,
+    DEFAULT_BLOCK_SHARED_BYTES, ErrorCode, ErrorReport, LaunchParams, Layout, OPT_CHILD_FIRST,
+    OPT_LAZY_SPAWN, OPT_RANDOM_QUEUE, OPT_WORK_FIRST, POOL_CELL_BYTES, REGION_ALIGN, TraceEvent,
+    WarpStats, WarpStatus, WarpTraceMeta,
 };
 use crate::arch::Warp;
 use crate::error::{Failure, Place, raise_at};
@@ -77,6 +77,7 @@ pub struct State {
     error: Box<ErrorReport>,
     layout: Layout,
     stack_bytes: u32,
+    block_shared_bytes: u32,
     /// The threads of [`Mode::WorkFirst`], started by its first launch.
     pool: Option<rayon_core::ThreadPool>,
 }
@@ -92,8 +93,16 @@ impl State {
             error: Box::new(ErrorReport::EMPTY),
             layout,
             stack_bytes,
+            block_shared_bytes: DEFAULT_BLOCK_SHARED_BYTES,
             pool: None,
         }
+    }
+
+    /// Lends block-mode tasks `bytes` of simulated shared memory per block
+    /// ([`LaunchParams::block_shared_bytes`]; default [`DEFAULT_BLOCK_SHARED_BYTES`]).
+    pub fn with_block_shared_bytes(mut self, bytes: u32) -> Self {
+        self.block_shared_bytes = bytes;
+        self
     }
 
     /// The region's layout.
@@ -182,6 +191,7 @@ impl State {
             seed,
             host: driver as *const Driver as u64,
             stack_bytes: self.stack_bytes,
+            block_shared_bytes: self.block_shared_bytes,
         }
     }
 

@@ -91,6 +91,8 @@ pub(crate) struct Gpu {
     layout: Layout,
     block: u32,
     shared: u32,
+    /// Bytes of shared memory each block lends block-mode tasks ([`Config::block_shared_bytes`]).
+    block_shared_bytes: u32,
     /// Per kernel: the blocks a launch uses and the registers the kernel got.
     kernel_shapes: HashMap<&'static str, KernelShape>,
     launches: u32,
@@ -192,7 +194,7 @@ impl Gpu {
         // areas and, after them, the block's state, exchange cells and lent memory).
         let shared_for = |block: u32| {
             if config.block_mode {
-                block_mode_shared_bytes(block)
+                block_mode_shared_bytes(block, config.block_shared_bytes)
             } else {
                 shared_bytes(block)
             }
@@ -239,6 +241,7 @@ impl Gpu {
                     kernel: name,
                     block,
                     registers: Module::registers(k),
+                    shared: shared_for(block),
                     largest,
                 }
                 .into());
@@ -283,6 +286,7 @@ impl Gpu {
             layout,
             block,
             shared: shared_for(block) as u32,
+            block_shared_bytes: config.block_shared_bytes,
             kernel_shapes,
             launches: 0,
             watchdog,
@@ -354,7 +358,8 @@ impl Gpu {
         // The region's layout with this launch's grid: warps past it simply do not exist.
         let mut layout = self.layout;
         layout.geometry.blocks = shape.blocks;
-        let (block, shared) = (self.block, self.shared);
+        let (block, shared, block_shared_bytes) =
+            (self.block, self.shared, self.block_shared_bytes);
         let (region_ptr, out_ptr) = (self.region_ptr, self.out_ptr);
         let (stats_offset, stack_bytes) = (self.layout.stats as usize, self.stack_bytes);
         let seed = self.launches.wrapping_mul(0x9e37_79b9);
@@ -386,6 +391,7 @@ impl Gpu {
             seed,
             host: 0,
             stack_bytes,
+            block_shared_bytes,
         };
         let mut raw: Vec<*mut c_void> = Vec::new();
         each_entry_param(&params, &out_ptr, &args, &mut |p| {

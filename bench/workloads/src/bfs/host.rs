@@ -117,9 +117,12 @@ impl Workload for Bfs {
         if self.block {
             // A block-mode record holds a frame per thread: 32 times the room.
             let bytes = (self.graph.col.len() as u64 * 384 * 32).clamp(floor, 64 << 30);
+            // The vertex task borrows no shared memory (as GTaP's declares none): lending none
+            // lets more blocks share a multiprocessor.
             return gtap_host::Config::new()
                 .block_mode()
                 .block_size(BFS_BLOCK)
+                .block_shared_bytes(0)
                 .max_task_memory_bytes(bytes);
         }
         gtap_host::Config::new().max_task_memory_bytes(bytes)

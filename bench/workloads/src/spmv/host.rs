@@ -129,9 +129,12 @@ impl Workload for Spmv {
             // A block-mode record holds a frame per thread: room for 64 KiB per row, up to
             // 32 GiB.
             let bytes = (self.matrix.rows() as u64 * 65536).clamp(256 << 20, 32 << 30);
+            // The row task borrows no shared memory (as GTaP's declares none): lending none
+            // lets more blocks share a multiprocessor.
             return gtap_host::Config::new()
                 .block_mode()
                 .block_size(SPMV_BLOCK)
+                .block_shared_bytes(0)
                 .max_task_memory_bytes(bytes);
         }
         gtap_host::Config::new().max_task_memory_bytes(bytes)
