@@ -120,9 +120,10 @@ pub fn range_spmv_block(
     }
 }
 
-/// Root kernel of [`range_spmv_block`] over all `y.len()` rows. At most 80 registers a thread:
-/// 6 blocks a multiprocessor instead of 4 (17 % faster on the H200, see `bench/NOTES.md`).
-#[gtap::kernel(block = 128, max_registers = 80)]
+/// Root kernel of [`range_spmv_block`] over all `y.len()` rows. At most 72 registers a thread:
+/// with no shared memory lent to tasks, 7 blocks a multiprocessor instead of 6 at 80 (10 %
+/// faster on the H200; 64 spills more and is slower, see `bench/NOTES.md`).
+#[gtap::kernel(block = 128, max_registers = 72)]
 pub fn spmv_block_kernel(
     row_ptr: Slice<i32>,
     col: Slice<i32>,
