@@ -111,6 +111,18 @@ pub mod __private {
     pub const fn block_token() -> &'static crate::block::Block {
         &crate::block::Block::TOKEN
     }
+
+    /// A block-mode task's arguments, read from its record (`BlockTask::start_shared`). No
+    /// `Copy` bound: `BlockTask` already requires one, and repeating it here would only add a
+    /// second error to the first when the arguments are not `Copy`.
+    ///
+    /// # Safety
+    /// `A` is a `BlockTask`'s `Args`, which are `Copy`, so the read is a copy.
+    #[inline(always)]
+    pub const unsafe fn block_args<A>(args: &A) -> A {
+        // SAFETY: per the contract, `A: Copy`.
+        unsafe { core::ptr::read(args) }
+    }
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::task::{HostRecord, TASK_RECORDS};
     pub use core;

@@ -80,7 +80,15 @@ pub trait ThreadTask: TaskFunction {}
     label = "a thread-mode task function, in block-mode code",
     note = "a kernel and its tasks use one mode: spawn it from a thread-mode `#[gtap::function]`, enter it from a `#[gtap::kernel]` without `block`, or mark it `#[gtap::function(block)]`"
 )]
-pub trait BlockTask: TaskFunction<Args: Copy> {}
+pub trait BlockTask: TaskFunction<Args: Copy> {
+    /// The body as the future a block-mode record's frames hold: like
+    /// [`TaskFunction::start`], but reading the arguments from the record's one copy at `args`
+    /// instead of capturing a copy in every thread's frame. The macro binds them as locals at
+    /// the start of the body and binds them again after each `taskwait!` statement, so an
+    /// argument used after a wait is read from the record there rather than saved in each
+    /// thread's frame (unless it is `mut`, or a name the body binds again).
+    fn start_shared(args: &'static Self::Args) -> impl Future<Output = Self::Output>;
+}
 
 /// Bound of the direct-call trap that `#[gtap::function]` emits under the task function's name:
 /// it has no implementations, so calling a task function like an ordinary function fails to

@@ -58,6 +58,87 @@ pub fn shared_words_kernel(touch: bool) -> u32 {
     gtap::entry!(shared_words(touch))
 }
 
+/// Arguments used after waits in each way the record's shared arguments must get right (see
+/// `gtap-macros`' `shared_args`): `depth` and `scale` are read after waits (bound again from the
+/// record), `acc` is `mut` and changed before a wait (kept in each thread's frame), `salt` is
+/// bound again by the body (kept), and a wait sits in a loop. Thread 0 spawns the children.
+#[gtap::function(block)]
+pub fn args_after_waits(
+    block: &gtap::Block,
+    depth: u32,
+    mut acc: u64,
+    salt: u64,
+    scale: u64,
+) -> u64 {
+    let t = block.thread_index() as u64;
+    acc += t;
+    let mut got = [0u64; 1];
+    if depth > 0 && t == 0 {
+        gtap::task!(got[0] = args_after_waits(depth - 1, acc, salt + 1, scale));
+    }
+    gtap::taskwait!();
+    let salt = salt * 3;
+    let mut sum = depth as u64 * scale + salt + acc + got[0];
+    if depth > 1 {
+        for i in 0..2u64 {
+            if t == 0 {
+                gtap::task!(got[0] = args_after_waits(0, i, salt, scale));
+            }
+            gtap::taskwait!();
+            sum += got[0] + depth as u64 * scale + i;
+        }
+    }
+    block.sum(sum)
+}
+
+/// Root of [`args_after_waits`].
+#[gtap::kernel(block = 64)]
+pub fn args_after_waits_kernel(depth: u32, acc: u64, salt: u64, scale: u64) -> u64 {
+    gtap::entry!(args_after_waits(depth, acc, salt, scale))
+}
+
+/// Sequential reference of [`args_after_waits`] for blocks of `threads` threads.
+pub fn args_after_waits_seq(depth: u32, acc: u64, salt: u64, scale: u64, threads: u32) -> u64 {
+    (0..threads as u64)
+        .map(|t| {
+            let acc = acc + t;
+            let mut got = if depth > 0 && t == 0 {
+                args_after_waits_seq(depth - 1, acc, salt + 1, scale, threads)
+            } else {
+                0
+            };
+            let salt = salt * 3;
+            let mut sum = depth as u64 * scale + salt + acc + got;
+            if depth > 1 {
+                for i in 0..2u64 {
+                    if t == 0 {
+                        got = args_after_waits_seq(0, i, salt, scale, threads);
+                    }
+                    sum += got + depth as u64 * scale + i;
+                }
+            }
+            sum
+        })
+        .sum()
+}
+
+/// Four arguments, all used after the wait and nothing else kept: its frames hold no copy of
+/// them (see `gtap-macros`' `shared_args`).
+#[gtap::function(block)]
+pub fn four_after_wait(block: &gtap::Block, a: u64, b: u64, c: u64, d: u64) -> u64 {
+    if a > 0 && block.thread_index() == 0 {
+        gtap::task!(four_after_wait(a - 1, b, c, d));
+    }
+    gtap::taskwait!();
+    a + b + c + d
+}
+
+/// Root of [`four_after_wait`].
+#[gtap::kernel(block = 64)]
+pub fn four_after_wait_kernel(a: u64, b: u64, c: u64, d: u64) -> u64 {
+    gtap::entry!(four_after_wait(a, b, c, d))
+}
+
 /// Every helper at once, on values that depend on the thread: returns (thread 0's view of) a
 /// checksum of the results, and spawns `depth` levels of children from every thread whose
 /// index is a multiple of 16, so that per-thread spawns and results are exercised too.

@@ -99,6 +99,41 @@ fn a_wait_reached_by_part_of_the_block_is_a_typed_error_then_the_runtime_runs_on
 }
 
 #[test]
+fn arguments_read_after_waits_match_the_sequential_reference() {
+    use gtap_tests::block::{BLOCK, args_after_waits_kernel, args_after_waits_seq};
+    for (depth, acc, salt, scale) in [(0, 5, 7, 11), (1, 2, 3, 4), (3, 9, 1, 1000)] {
+        let want = args_after_waits_seq(depth, acc, salt, scale, BLOCK);
+        for seed in [1, 2] {
+            let got = deterministic(seed, 1, BLOCK)
+                .launch(args_after_waits_kernel, (depth, acc, salt, scale))
+                .unwrap();
+            assert_eq!(got.result, want, "depth {depth}, seed {seed}");
+        }
+        let got = parallel(BLOCK)
+            .launch(args_after_waits_kernel, (depth, acc, salt, scale))
+            .unwrap();
+        assert_eq!(got.result, want, "depth {depth}, parallel");
+    }
+}
+
+#[test]
+fn frames_hold_no_copy_of_arguments_read_after_a_wait() {
+    use gtap_device::abi::RecordSize;
+    use gtap_tests::block::{BLOCK, four_after_wait, four_after_wait_kernel};
+    let raw = gtap::__private::block_record_size_u32::<four_after_wait>();
+    let RecordSize::Block { stride, .. } = RecordSize::decode(raw) else {
+        panic!("not a block-mode record: {raw:#x}");
+    };
+    // The future keeps the reference to the record's arguments and its state, not the four
+    // `u64`s (32 bytes) it reads after its wait.
+    assert!(stride <= 16, "frame stride {stride}");
+    let got = deterministic(1, 1, BLOCK)
+        .launch(four_after_wait_kernel, (3, 10, 20, 30))
+        .unwrap();
+    assert_eq!(got.result, 3 + 10 + 20 + 30);
+}
+
+#[test]
 fn blocks_lend_tasks_the_configured_shared_memory() {
     use gtap_host::{DeviceErrorKind, Error};
     use gtap_tests::block::{BLOCK, shared_words_kernel};

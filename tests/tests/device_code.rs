@@ -146,6 +146,8 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("partial_wait_kernel", &["one", "partial_wait"]),
             ("helpers_kernel", &["helpers"]),
             ("shared_words_kernel", &["shared_words"]),
+            ("args_after_waits_kernel", &["args_after_waits"]),
+            ("four_after_wait_kernel", &["four_after_wait"]),
         ],
         &[
             "wide",
@@ -174,6 +176,8 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             "one",
             "helpers",
             "shared_words",
+            "args_after_waits",
+            "four_after_wait",
         ],
     );
 }

@@ -6,12 +6,14 @@
 //! ```
 //!
 //! The spawning thread writes the header, the prefix (`started = 0`) and the arguments. At the
-//! task's first poll every thread builds its future from the arguments in its own frame
-//! (`T::start(args)`, so the arguments must be `Copy`); thread 0 sets `started` in the verdict
-//! that follows ([`super::worker`]). A frame never moves, so a future may point into itself and
-//! children write into their spawning thread's locals, as in thread mode.
+//! task's first poll every thread builds its future in its own frame
+//! ([`BlockTask::start_shared`]: the future refers to the record's arguments rather than
+//! holding a copy, so a frame holds only what the body keeps across a wait); thread 0 sets
+//! `started` in the verdict that follows ([`super::worker`]). The arguments stay in place until
+//! the record is freed, after the task's last poll. A frame never moves, so a future may point
+//! into itself and children write into their spawning thread's locals, as in thread mode.
 //!
-//! A function that cannot suspend (no `taskwait!`: [`TaskFunction::SUSPENDS`] is `false`) has
+//! A function that cannot suspend (no `taskwait!`: [`SUSPENDS`](crate::task::TaskFunction::SUSPENDS) is `false`) has
 //! no frames: its one poll builds the future on each thread's stack, where LLVM keeps it in
 //! registers, and runs it to completion. Nothing points into that future from outside (a spawn
 //! with a destination needs a wait after it), so it may live and die within the poll. That
@@ -26,7 +28,7 @@ use core::task::{Context, Poll, Waker};
 use crate::abi::{HEADER_BYTES, RecordSize};
 use crate::arch;
 use crate::record::{Header, MAX_ALIGN, PollFn, SPAWN_QUEUE};
-use crate::task::TaskFunction;
+use crate::task::BlockTask;
 
 /// Bytes between the header and the arguments.
 const PREFIX_BYTES: usize = 16;
@@ -63,14 +65,34 @@ pub(crate) const fn record_bytes<A, F>(suspends: bool, threads: u32) -> Option<u
 }
 
 /// The export of block-mode task function `T`'s record size ([`RecordSize::block`]).
-pub const fn record_size_u32<T: TaskFunction>() -> u32 {
-    const fn of<A, F: Future>(_start: fn(A) -> F, suspends: bool) -> u32 {
-        match layout::<A, F>(suspends) {
-            Some((frames, stride)) => RecordSize::block(frames as u32, stride as u32),
-            None => crate::abi::OVER_ALIGNED,
-        }
+pub const fn record_size_u32<T: BlockTask>() -> u32 {
+    match record_layout::<T>() {
+        Some((frames, stride)) => RecordSize::block(frames as u32, stride as u32),
+        None => crate::abi::OVER_ALIGNED,
     }
-    of(T::start, T::SUSPENDS)
+}
+
+/// [`record_bytes`] of `T`'s records in blocks of `threads` threads.
+pub(crate) const fn record_bytes_for<T: BlockTask>(threads: u32) -> Option<usize> {
+    const fn of<A, F: Future>(
+        _start: fn(&'static A) -> F,
+        suspends: bool,
+        threads: u32,
+    ) -> Option<usize> {
+        record_bytes::<A, F>(suspends, threads)
+    }
+    of(T::start_shared, T::SUSPENDS, threads)
+}
+
+/// [`layout`] of `T`'s records: its arguments, and the future its frames hold.
+pub(crate) const fn record_layout<T: BlockTask>() -> Option<(usize, usize)> {
+    const fn of<A, F: Future>(
+        _start: fn(&'static A) -> F,
+        suspends: bool,
+    ) -> Option<(usize, usize)> {
+        layout::<A, F>(suspends)
+    }
+    of(T::start_shared, T::SUSPENDS)
 }
 
 #[inline(always)]
@@ -85,7 +107,7 @@ fn prefix(h: *mut Header) -> *mut u32 {
 /// `record_bytes::<T::Args, F>(T::SUSPENDS, threads)` bytes for the launch's block size, where
 /// `F` is `T`'s future.
 #[inline(always)]
-pub(crate) unsafe fn write<T: TaskFunction>(
+pub(crate) unsafe fn write<T: BlockTask>(
     h: *mut Header,
     args: T::Args,
     dst: *mut T::Output,
@@ -119,15 +141,15 @@ pub(crate) unsafe fn set_started(h: *mut Header) {
 
 /// The poll shim [`write`] stores in the records of block-mode task function `T`.
 #[inline(always)]
-pub(crate) fn poll_fn<T: TaskFunction>() -> PollFn {
-    const fn of<T, A, F>(_start: fn(A) -> F) -> PollFn
+pub(crate) fn poll_fn<T: BlockTask>() -> PollFn {
+    const fn of<T, A, F>(_start: fn(&'static A) -> F) -> PollFn
     where
-        T: TaskFunction,
+        T: BlockTask,
         F: Future<Output = T::Output>,
     {
         poll_shim::<T, F>
     }
-    of::<T, T::Args, _>(T::start)
+    of::<T, T::Args, _>(T::start_shared)
 }
 
 /// Polls the calling thread's frame of a record of `T`: [`poll_fn::<T>()`](poll_fn) as a direct
@@ -136,18 +158,18 @@ pub(crate) fn poll_fn<T: TaskFunction>() -> PollFn {
 /// # Safety
 /// `h` is a record written by [`write`] for `T`, run by the calling block.
 #[inline(always)]
-pub(crate) unsafe fn poll_as<T: TaskFunction>(h: *mut Header) -> bool {
+pub(crate) unsafe fn poll_as<T: BlockTask>(h: *mut Header) -> bool {
     #[inline(always)]
-    unsafe fn with<T, A, F>(_start: fn(A) -> F, h: *mut Header) -> bool
+    unsafe fn with<T, A, F>(_start: fn(&'static A) -> F, h: *mut Header) -> bool
     where
-        T: TaskFunction,
+        T: BlockTask,
         F: Future<Output = T::Output>,
     {
         // SAFETY: per `poll_as`'s contract, `h` holds a `T` record with future `F`.
         unsafe { poll_frame::<T, F>(h) }
     }
     // SAFETY: as above.
-    unsafe { with::<T, T::Args, _>(T::start, h) }
+    unsafe { with::<T, T::Args, _>(T::start_shared, h) }
 }
 
 /// Out of line, one instance per crate, and named `poll_shim` like thread mode's: `gtap-builder`
@@ -155,21 +177,23 @@ pub(crate) unsafe fn poll_as<T: TaskFunction>(h: *mut Header) -> bool {
 #[inline(never)]
 unsafe fn poll_shim<T, F>(h: *mut Header) -> bool
 where
-    T: TaskFunction,
+    T: BlockTask,
     F: Future<Output = T::Output>,
 {
     // SAFETY: the caller's contract is `poll_frame`'s.
     unsafe { poll_frame::<T, F>(h) }
 }
 
-/// Builds `T`'s future from `args` at `frame`. Written through an inferred pointer type, so the
-/// future is stored as the very type `T::start` returns.
+/// Builds `T`'s future over the arguments at `args` at `frame`. Written through an inferred
+/// pointer type, so the future is stored as the very type `T::start_shared` returns.
 ///
 /// # Safety
-/// `frame` is valid for writes of that future and aligned for it.
+/// `frame` is valid for writes of that future and aligned for it; `args` is the record's
+/// arguments, which stay in place while the future lives (until the record is freed).
 #[inline(always)]
-unsafe fn start_into<T: TaskFunction>(args: T::Args, frame: *mut u8) {
-    let fut = T::start(args);
+unsafe fn start_into<T: BlockTask>(args: *const T::Args, frame: *mut u8) {
+    // SAFETY: per the contract, the reference outlives every use the future makes of it.
+    let fut = T::start_shared(unsafe { &*args });
     // SAFETY: per the contract.
     unsafe { core::ptr::write(frame.cast(), fut) };
 }
@@ -183,7 +207,7 @@ unsafe fn start_into<T: TaskFunction>(args: T::Args, frame: *mut u8) {
 #[inline(always)]
 unsafe fn poll_frame<T, F>(h: *mut Header) -> bool
 where
-    T: TaskFunction,
+    T: BlockTask,
     F: Future<Output = T::Output>,
 {
     let lane = arch::current_block_lane();
@@ -197,12 +221,12 @@ where
     // SAFETY: the record is the block's while it polls it.
     let dst = unsafe { (*h).dst } as *mut T::Output;
     let mut cx = Context::from_waker(Waker::noop());
-    // SAFETY: the arguments are `Copy` (`BlockTask`), written by the spawner.
-    let args = || unsafe { ((h as *const u8).add(ARGS_OFFSET) as *const T::Args).read() };
+    let args = (h as *const u8).wrapping_add(ARGS_OFFSET) as *const T::Args;
     if !T::SUSPENDS {
         // No frame: the future lives on this thread's stack for its one poll (see the module
         // docs).
-        let fut = core::pin::pin!(T::start(args()));
+        // SAFETY: the arguments are `Copy` (`BlockTask`), written by the spawner.
+        let fut = core::pin::pin!(T::start(unsafe { args.read() }));
         return match fut.poll(&mut cx) {
             // SAFETY: as in the frame's case below.
             Poll::Ready(v) => unsafe { deliver(thread, dst, v) },
@@ -216,11 +240,11 @@ where
     // only between the block barriers around the verdict, never during a poll.
     if unsafe { prefix(h).read() } == 0 {
         // SAFETY: the frame lies inside the slot (checked at the spawn) and is this thread's
-        // alone.
-        unsafe { start_into::<T>(args(), frame as *mut u8) };
+        // alone; the arguments were written by the spawner and stay until the slot is freed.
+        unsafe { start_into::<T>(args, frame as *mut u8) };
     }
     // SAFETY: the frame was built by `start_into::<T>`, whose future type `F` is (this shim is
-    // instantiated from `T::start`), and never moves.
+    // instantiated from `T::start_shared`), and never moves.
     match unsafe { Pin::new_unchecked(&mut *frame) }.poll(&mut cx) {
         Poll::Ready(v) => {
             // SAFETY: the future completed and is dropped once, here; the destination as in

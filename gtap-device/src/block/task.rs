@@ -33,16 +33,7 @@ pub fn spawn_block<T: BlockTask>(
             None => return,
         },
     };
-    let bytes = {
-        const fn of<A, F: core::future::Future>(
-            _start: fn(A) -> F,
-            suspends: bool,
-            threads: u32,
-        ) -> Option<usize> {
-            record::record_bytes::<A, F>(suspends, threads)
-        }
-        of(T::start, T::SUSPENDS, threads())
-    };
+    let bytes = record::record_bytes_for::<T>(threads());
     match bytes {
         Some(b) if b <= region.slot_bytes as usize => {}
         _ => {

@@ -8,7 +8,7 @@ use crate::join::{self, Done};
 use crate::queue::{self, Batch};
 use crate::record::{COMPLETING, NONE};
 use crate::scheduler::{Found, STOP_CHECK_STEPS, Step, Worker};
-use crate::task::TaskFunction;
+use crate::task::BlockTask;
 use crate::trace;
 
 use super::{BlockShared, record, task};
@@ -53,7 +53,7 @@ impl<'w> BlockWorker<'w> {
     }
 
     /// Runs steps until the launch stops, backing off while idle, then records statistics.
-    pub fn run<R: TaskFunction>(mut self) {
+    pub fn run<R: BlockTask>(mut self) {
         let mut idle_ns = 32;
         loop {
             let start = arch::clock();
@@ -76,7 +76,7 @@ impl<'w> BlockWorker<'w> {
     }
 
     /// One step of the block (collective: every thread of the block calls it).
-    pub fn step<R: TaskFunction>(&mut self) -> Step {
+    pub fn step<R: BlockTask>(&mut self) -> Step {
         let view = arch::block_view();
         // SAFETY: the block's shared state lives as long as the kernel.
         let shared = unsafe { &*view.shared };
@@ -172,7 +172,7 @@ fn first(ids: crate::arch::Lanes<u32>) -> u32 {
 
 /// Every thread: polls its frame of `task` once and counts how it ended.
 #[inline(always)]
-fn poll<R: TaskFunction>(task: u32, shared: &BlockShared) {
+fn poll<R: BlockTask>(task: u32, shared: &BlockShared) {
     let lane = arch::current_block_lane();
     let region = lane.region();
     // SAFETY: the calling thread owns its context.

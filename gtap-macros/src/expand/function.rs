@@ -17,9 +17,11 @@
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
+use syn::Pat;
 use syn::ext::IdentExt;
 
 use crate::expand::record::{self, Origin};
+use crate::expand::shared_args;
 use crate::expand::{Lowered, emitted_body, lower_item};
 use crate::parse::FnKind;
 use crate::validate::signature::{Attrs, Signature};
@@ -42,6 +44,7 @@ pub(crate) fn expand(
         mode,
         block_param,
         waits,
+        rebind,
         ..
     } = lowered;
     let body = match &block_param {
@@ -52,8 +55,19 @@ pub(crate) fn expand(
         None => body,
     };
     let origin = locate(sig.name.span());
-    let start = start(&sig, &body, waits);
-    let items = items(&sig, &start, &origin, diags.has_errors(), mode.is_block());
+    let (start, block_task) = if mode.is_block() {
+        block_starts(&sig, &body, waits, &rebind)
+    } else {
+        (start(&sig, &body, waits), TokenStream::new())
+    };
+    let items = items(
+        &sig,
+        &start,
+        &block_task,
+        &origin,
+        diags.has_errors(),
+        mode.is_block(),
+    );
     let errors = diags.to_compile_errors();
     quote!(#errors #items)
 }
@@ -63,6 +77,7 @@ pub(crate) fn expand(
 fn items(
     sig: &Signature,
     start: &TokenStream,
+    block_task: &TokenStream,
     origin: &Origin,
     errors: bool,
     block: bool,
@@ -92,6 +107,12 @@ fn items(
         (quote!(BlockTask), quote!(block_record_size_u32))
     } else {
         (quote!(ThreadTask), quote!(record_bytes_u32))
+    };
+    // The user's codegen attributes (`#[inline]`, ..) go on `start_shared` too.
+    let marker_items = if block_task.is_empty() {
+        TokenStream::new()
+    } else {
+        quote!(#(#codegen)* #block_task)
     };
     let trap = quote_spanned! {name.span()=>
         #(#cfgs)*
@@ -128,7 +149,11 @@ fn items(
         }
 
         #(#cfgs)*
-        impl ::gtap::__private::#marker for #name {}
+        #(#lints)*
+        #quiet
+        impl ::gtap::__private::#marker for #name {
+            #marker_items
+        }
 
         #trap
 
@@ -186,6 +211,65 @@ fn start(sig: &Signature, body: &TokenStream, waits: bool) -> TokenStream {
         }
         const SUSPENDS: bool = false;
     }
+}
+
+/// A block-mode function's `TaskFunction::start` and `BlockTask::start_shared`. With a wait,
+/// `start_shared` binds the arguments from the record's copy (`__gtap_args`) as locals and the
+/// body binds the rebindable ones again after each wait ([`shared_args`]); `start` runs the
+/// same body over a copy of its own (never polled in a frame: the records use `start_shared`).
+/// Without a wait, `start_shared` is `start` over a copy (the records keep such a future on the
+/// stack, never in a frame).
+///
+/// [`shared_args`]: crate::expand::shared_args
+fn block_starts(
+    sig: &Signature,
+    body: &TokenStream,
+    waits: bool,
+    rebind: &[bool],
+) -> (TokenStream, TokenStream) {
+    let output = &sig.output;
+    let args = shared_args::args_ident();
+    let read = shared_args::read(&args);
+    if !waits {
+        let start = start(sig, body, false);
+        let shared = quote! {
+            fn start_shared(#args: &'static Self::Args) -> impl ::core::future::Future<Output = #output> {
+                <Self as ::gtap::__private::TaskFunction>::start(#read)
+            }
+        };
+        return (start, shared);
+    }
+    let params: Vec<Pat> = sig.params.iter().map(|p| p.pat.clone()).collect();
+    let kept: Vec<bool> = rebind.iter().map(|r| !r).collect();
+    let (kept, rebound) = (
+        shared_args::pattern(&params, &kept),
+        shared_args::pattern(&params, rebind),
+    );
+    // The rebound arguments may be used only after a wait: no warning for their first binding.
+    let bind = quote! {
+        let #kept = #read;
+        #[allow(unused_variables)]
+        let #rebound = #read;
+    };
+    let value = Ident::new("__gtap_value", Span::mixed_site());
+    let start = quote! {
+        fn start(#value: Self::Args) -> impl ::core::future::Future<Output = #output> {
+            async move {
+                let #args = &#value;
+                #bind
+                #body
+            }
+        }
+    };
+    let shared = quote! {
+        fn start_shared(#args: &'static Self::Args) -> impl ::core::future::Future<Output = #output> {
+            async move {
+                #bind
+                #body
+            }
+        }
+    };
+    (start, shared)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ pub(crate) mod function;
 pub(crate) mod kernel;
 pub(crate) mod lower;
 pub(crate) mod record;
+pub(crate) mod shared_args;
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
@@ -35,6 +36,9 @@ pub(crate) struct Lowered {
     /// A block-mode task function's first parameter (the `&gtap::Block`), taken out of the
     /// signature: the body binds it, `task!` does not pass it.
     pub block_param: Option<(Pat, syn::Type)>,
+    /// Block-mode task functions: which parameters the body binds again from the record after
+    /// each wait ([`shared_args`]); empty otherwise.
+    pub rebind: Vec<bool>,
 }
 
 /// Parses and validates `item` as a `kind` and rewrites its body; `Err` holds the whole
@@ -65,6 +69,14 @@ pub(crate) fn lower_item(
         return Err(quote!(#errors #stub));
     }
     let mut block = *f.block;
+    let rebind = if kind == FnKind::Task && mode.is_block() {
+        let params: Vec<Pat> = sig.params.iter().map(|p| p.pat.clone()).collect();
+        let rebind = shared_args::rebindable(&params, &block);
+        shared_args::insert(&params, &rebind, &mut block);
+        rebind
+    } else {
+        Vec::new()
+    };
     let pats: Vec<Pat> = block_param
         .iter()
         .map(|(p, _)| p.clone())
@@ -90,6 +102,7 @@ pub(crate) fn lower_item(
         mode,
         max_registers: attr.max_registers,
         block_param,
+        rebind,
     })
 }
 
