@@ -1191,6 +1191,27 @@ fn block_mode_helpers_and_per_thread_spawns_are_exact() {
 }
 
 #[test]
+fn block_mode_arguments_read_after_waits_are_exact() {
+    use gtap_tests::block::{
+        BLOCK, args_after_waits_kernel, args_after_waits_seq, four_after_wait_kernel,
+    };
+    let Some(mut rt) = block_gpu(&gtap_tests::DEVICE_CODE, BLOCK) else {
+        return;
+    };
+    for (depth, acc, salt, scale) in [(0, 5, 7, 11), (1, 2, 3, 4), (3, 9, 1, 1000)] {
+        let want = args_after_waits_seq(depth, acc, salt, scale, BLOCK);
+        for i in 0..repeats() {
+            let got = rt
+                .launch(args_after_waits_kernel, (depth, acc, salt, scale))
+                .unwrap();
+            assert_eq!(got.result, want, "depth {depth}, launch {i}");
+        }
+    }
+    let got = rt.launch(four_after_wait_kernel, (5, 10, 20, 30)).unwrap();
+    assert_eq!(got.result, 5 + 10 + 20 + 30);
+}
+
+#[test]
 fn block_mode_blocks_lend_the_configured_shared_memory() {
     use gtap_tests::block::{BLOCK, shared_words_kernel};
     for (bytes, words) in [(Config::DEFAULT_BLOCK_SHARED_BYTES, 512), (256, 32), (0, 0)] {
