@@ -139,6 +139,22 @@ pub fn four_after_wait_kernel(a: u64, b: u64, c: u64, d: u64) -> u64 {
     gtap::entry!(four_after_wait(a, b, c, d))
 }
 
+/// Thread `at` of the block panics (when `at` is below the block size), before the others call
+/// a helper that waits for every thread: a typed device error naming this function, not a hang.
+#[gtap::function(block)]
+pub fn panics_at(block: &gtap::Block, at: u32) -> u32 {
+    if block.thread_index() == at {
+        panic!("a block-mode thread panicked on purpose");
+    }
+    block.sum(1)
+}
+
+/// Root of [`panics_at`].
+#[gtap::kernel(block = 64)]
+pub fn panics_at_kernel(at: u32) -> u32 {
+    gtap::entry!(panics_at(at))
+}
+
 /// Every helper at once, on values that depend on the thread: returns (thread 0's view of) a
 /// checksum of the results, and spawns `depth` levels of children from every thread whose
 /// index is a multiple of 16, so that per-thread spawns and results are exercised too.

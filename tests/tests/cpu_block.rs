@@ -134,6 +134,26 @@ fn frames_hold_no_copy_of_arguments_read_after_a_wait() {
 }
 
 #[test]
+fn a_panic_in_a_block_task_is_a_typed_error_then_the_runtime_runs_on() {
+    use gtap_host::{DeviceErrorKind, Error};
+    use gtap_tests::block::{BLOCK, panics_at_kernel};
+    for mut rt in [deterministic(4, 1, BLOCK), parallel(BLOCK)] {
+        // Thread 0 (which also schedules for the block), another of its warp, one of another.
+        for at in [0, 5, 40] {
+            let Err(Error::Device(e)) = rt.launch(panics_at_kernel, (at,)) else {
+                panic!("thread {at}: a panic must fail the launch");
+            };
+            assert_eq!(e.kind, DeviceErrorKind::Panic, "{e}");
+            assert_eq!(e.task, "panics_at", "{e}");
+            assert!(e.message.contains("on purpose"), "{e}");
+            assert!(e.file.ends_with("src/block.rs"), "{}", e.file);
+        }
+        let got = rt.launch(panics_at_kernel, (BLOCK,)).unwrap();
+        assert_eq!(got.result, BLOCK);
+    }
+}
+
+#[test]
 fn blocks_lend_tasks_the_configured_shared_memory() {
     use gtap_host::{DeviceErrorKind, Error};
     use gtap_tests::block::{BLOCK, shared_words_kernel};

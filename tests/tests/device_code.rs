@@ -148,6 +148,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("shared_words_kernel", &["shared_words"]),
             ("args_after_waits_kernel", &["args_after_waits"]),
             ("four_after_wait_kernel", &["four_after_wait"]),
+            ("panics_at_kernel", &["panics_at"]),
         ],
         &[
             "wide",
@@ -178,6 +179,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             "shared_words",
             "args_after_waits",
             "four_after_wait",
+            "panics_at",
         ],
     );
 }

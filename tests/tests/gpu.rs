@@ -1212,6 +1212,32 @@ fn block_mode_arguments_read_after_waits_are_exact() {
 }
 
 #[test]
+fn block_mode_panic_is_a_typed_error_then_the_runtime_runs_on() {
+    use gtap_tests::block::{BLOCK, panics_at_kernel};
+    // A hang would be stopped by the watchdog (and fail below as `Stalled`), not wait a minute.
+    let config = Config::new()
+        .block_mode()
+        .block_size(BLOCK)
+        .max_tasks_per_warp(512)
+        .watchdog(Some(std::time::Duration::from_secs(5)));
+    let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, config) else {
+        return;
+    };
+    // Thread 0 (the scheduling warp's first lane), another of its warp, one of another warp.
+    for at in [0, 5, 40] {
+        let Err(Error::Device(e)) = rt.launch(panics_at_kernel, (at,)) else {
+            panic!("thread {at}: a panic must fail the launch");
+        };
+        assert_eq!(e.kind, DeviceErrorKind::Panic, "thread {at}: {e}");
+        assert_eq!(e.task, "panics_at", "{e}");
+        assert!(e.message.contains("on purpose"), "{e}");
+        println!("{e}");
+        let got = rt.launch(panics_at_kernel, (BLOCK,)).unwrap();
+        assert_eq!(got.result, BLOCK, "after the panic of thread {at}");
+    }
+}
+
+#[test]
 fn block_mode_blocks_lend_the_configured_shared_memory() {
     use gtap_tests::block::{BLOCK, shared_words_kernel};
     for (bytes, words) in [(Config::DEFAULT_BLOCK_SHARED_BYTES, 512), (256, 32), (0, 0)] {

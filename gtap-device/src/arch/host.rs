@@ -487,14 +487,31 @@ pub const CHEAP_BARRIERS: bool = false;
 pub fn block_barrier() {
     let b = block_thread();
     // SAFETY: the baton outlives every thread of the launch (they are scoped inside it).
-    unsafe { &*b.baton }.barrier(b.member);
+    unsafe { &*b.baton }.barrier(b.member, crate::cpu::baton::SCHEDULER);
 }
 
-/// The helpers' barrier. On the CPU it is the same simulated barrier as the scheduler's (the GPU
-/// keeps them apart); correct programs cannot tell.
+/// The helpers' barrier: a simulated barrier of its own, as on the GPU.
 #[inline]
 pub fn user_barrier() {
-    block_barrier();
+    let b = block_thread();
+    // SAFETY: as in `block_barrier`.
+    unsafe { &*b.baton }.barrier(b.member, crate::cpu::baton::HELPERS);
+}
+
+/// A block-mode thread whose task panicked (the error is raised; the launch is aborting) takes
+/// no further part, as a GPU thread that exits in the panic handler: this thread ends here,
+/// unwinding to its start ([`crate::cpu::block`]), and its block's barriers stop waiting for
+/// it. Thread 0 runs its block's scheduling warp, which goes on without it on the GPU too, so
+/// it returns and only stops polling.
+pub fn retire_block_thread() {
+    let b = block_thread();
+    // SAFETY: as in `block_barrier`.
+    let baton = unsafe { &*b.baton };
+    if b.view.thread == 0 {
+        baton.retire(b.member);
+        return;
+    }
+    panic::resume_unwind(std::boxed::Box::new(crate::cpu::block::Retired));
 }
 
 /// The calling thread as a block-mode lane (in the CPU executor, its own lane view).

@@ -479,6 +479,11 @@ pub fn block_barrier() {
     unsafe { asm!("barrier.sync 0;") };
 }
 
+/// A block-mode thread whose task panicked: on the GPU it has exited in the panic handler
+/// already, so this is never reached.
+#[inline(always)]
+pub fn retire_block_thread() {}
+
 /// The barrier of `gtap::Block::sync` and the helpers (`barrier.sync 1`): a barrier of its own,
 /// so that a helper reached by part of the block can never pair with the scheduler's barrier.
 #[inline(always)]

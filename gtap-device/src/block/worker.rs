@@ -32,6 +32,9 @@ pub struct BlockWorker<'w> {
     scheduler: Option<Worker<'w, 1>>,
     /// This thread's step count (the parity picks the task slot of [`BlockShared`]).
     steps: u32,
+    /// This thread's task panicked: it polls no more (CPU executor, thread 0; see
+    /// `arch::retire_block_thread`).
+    retired: bool,
 }
 
 impl<'w> BlockWorker<'w> {
@@ -42,6 +45,7 @@ impl<'w> BlockWorker<'w> {
         Self {
             scheduler: warp.map(Worker::new),
             steps: 0,
+            retired: false,
         }
     }
 
@@ -103,7 +107,12 @@ impl<'w> BlockWorker<'w> {
             return Step::Idle;
         }
         let polls = arch::clock();
-        poll::<R>(task, shared);
+        if !self.retired && !poll::<R>(task, shared) {
+            // The task panicked on this thread (the launch is aborting): as a GPU thread exits
+            // in the panic handler, this one takes no further part.
+            arch::retire_block_thread();
+            self.retired = true;
+        }
         // Orders every thread's writes of the poll before the scheduling warp's release fence
         // in the fold (see "Ordering" in the module docs).
         arch::block_barrier();
@@ -170,9 +179,10 @@ fn first(ids: crate::arch::Lanes<u32>) -> u32 {
     }
 }
 
-/// Every thread: polls its frame of `task` once and counts how it ended.
+/// Every thread: polls its frame of `task` once and counts how it ended. Returns `false` when
+/// the task panicked (only on the CPU: a GPU thread exits in the panic handler).
 #[inline(always)]
-fn poll<R: BlockTask>(task: u32, shared: &BlockShared) {
+fn poll<R: BlockTask>(task: u32, shared: &BlockShared) -> bool {
     let lane = arch::current_block_lane();
     let region = lane.region();
     // SAFETY: the calling thread owns its context.
@@ -208,6 +218,7 @@ fn poll<R: BlockTask>(task: u32, shared: &BlockShared) {
         None => {}
     }
     ctx.task = NONE;
+    outcome.is_some()
 }
 
 /// The scheduling warp's leader (thread 0), after the poll's barrier: decides what happens to

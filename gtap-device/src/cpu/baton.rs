@@ -10,6 +10,13 @@
 //! its own (blocks run in parallel, as GPU blocks do, and meet only in device memory); in the
 //! deterministic mode one baton serves every thread of the launch and a seeded generator picks
 //! the next holder, so the whole interleaving is reproducible per seed.
+//!
+//! As on the GPU, a block has two barriers, the scheduler's ([`SCHEDULER`], `barrier.sync 0`)
+//! and the helpers' ([`HELPERS`], `Block::sync`, `barrier.sync 1`), and a barrier waits only
+//! for the members that are still there: one that ended (a GPU thread that exited) is not
+//! waited for, and one retired from polls after a panic in its task (thread 0, which keeps
+//! scheduling for the block, as the rest of its warp does on the GPU) is not waited for at the
+//! helpers' barrier.
 
 use std::sync::{Mutex, MutexGuard};
 use std::thread::Thread;
@@ -20,15 +27,22 @@ use crate::math::XorShift64;
 /// No thread holds the baton (before the start).
 const NOBODY: usize = usize::MAX;
 
+/// The scheduler's barrier.
+pub(crate) const SCHEDULER: usize = 0;
+/// The block helpers' barrier.
+pub(crate) const HELPERS: usize = 1;
+
 struct State {
     /// The member that may run.
     holder: usize,
-    /// Per member: waiting at a barrier.
-    waiting: Vec<bool>,
+    /// Per member: the barrier it waits at.
+    waiting: Vec<Option<usize>>,
     /// Per member: ended.
     done: Vec<bool>,
-    /// Per block: members at the current barrier.
-    arrived: Vec<u32>,
+    /// Per member: retired from polls (see the module docs).
+    retired: Vec<bool>,
+    /// Per block and barrier: members arrived.
+    arrived: Vec<[u32; 2]>,
     /// The members' OS threads, to wake the next holder.
     threads: Vec<Option<Thread>>,
     /// Picks the next holder at random (deterministic mode); `None`: round robin.
@@ -50,9 +64,10 @@ impl Baton {
         Self {
             state: Mutex::new(State {
                 holder: NOBODY,
-                waiting: std::vec![false; n],
+                waiting: std::vec![None; n],
                 done: std::vec![false; n],
-                arrived: std::vec![0; blocks],
+                retired: std::vec![false; n],
+                arrived: std::vec![[0; 2]; blocks],
                 threads: std::vec![None; n],
                 rng: seed.map(XorShift64::new),
             }),
@@ -93,32 +108,53 @@ impl Baton {
         }
     }
 
-    /// Member `m` arrives at its block's barrier: hands the baton on and waits until every
-    /// thread of its block has arrived and the baton is back.
-    pub(crate) fn barrier(&self, m: usize) {
+    /// Member `m` arrives at its block's barrier `id` ([`SCHEDULER`] or [`HELPERS`]): hands the
+    /// baton on and waits until every member of its block that the barrier waits for has
+    /// arrived and the baton is back.
+    pub(crate) fn barrier(&self, m: usize, id: usize) {
         let mut st = self.lock();
         let block = m / self.threads_per_block;
-        st.waiting[m] = true;
-        st.arrived[block] += 1;
-        let live = (0..self.threads_per_block)
-            .filter(|t| !st.done[block * self.threads_per_block + t])
-            .count() as u32;
-        if st.arrived[block] == live {
-            st.arrived[block] = 0;
-            for t in 0..self.threads_per_block {
-                st.waiting[block * self.threads_per_block + t] = false;
-            }
-        }
+        st.waiting[m] = Some(id);
+        st.arrived[block][id] += 1;
+        self.release(&mut st, block, id);
         self.pass(&mut st, m);
         drop(st);
         self.wait_turn(m);
     }
 
-    /// Member `m` ends: hands the baton on for good.
+    /// Member `m` ends: hands the baton on for good. Its block's barriers stop waiting for it.
     pub(crate) fn finish(&self, m: usize) {
         let mut st = self.lock();
         st.done[m] = true;
+        let block = m / self.threads_per_block;
+        self.release(&mut st, block, SCHEDULER);
+        self.release(&mut st, block, HELPERS);
         self.pass(&mut st, m);
+    }
+
+    /// Member `m` (which holds the baton) takes no part in polls any more: its block's helpers'
+    /// barrier stops waiting for it.
+    pub(crate) fn retire(&self, m: usize) {
+        let mut st = self.lock();
+        st.retired[m] = true;
+        self.release(&mut st, m / self.threads_per_block, HELPERS);
+    }
+
+    /// Releases the members of `block` waiting at barrier `id` once every member it waits for
+    /// has arrived.
+    fn release(&self, st: &mut State, block: usize, id: usize) {
+        let members = block * self.threads_per_block..(block + 1) * self.threads_per_block;
+        let waited_for = |i: usize| !st.done[i] && (id == SCHEDULER || !st.retired[i]);
+        let expected = members.clone().filter(|&i| waited_for(i)).count() as u32;
+        if st.arrived[block][id] == 0 || st.arrived[block][id] < expected {
+            return;
+        }
+        st.arrived[block][id] = 0;
+        for i in members {
+            if st.waiting[i] == Some(id) {
+                st.waiting[i] = None;
+            }
+        }
     }
 
     /// Gives the baton to the next runnable member after `m` (or a random one).
@@ -126,7 +162,7 @@ impl Baton {
         let n = st.done.len();
         let runnable: Vec<usize> = (1..=n)
             .map(|k| (m + k) % n)
-            .filter(|&i| !st.done[i] && !st.waiting[i])
+            .filter(|&i| !st.done[i] && st.waiting[i].is_none())
             .collect();
         let Some(&first) = runnable.first() else {
             st.holder = NOBODY;
@@ -173,7 +209,7 @@ mod tests {
                         baton.wait_turn(m);
                         for r in 0..rounds {
                             work(m, r);
-                            baton.barrier(m);
+                            baton.barrier(m, SCHEDULER);
                         }
                         baton.finish(m);
                     })
@@ -212,6 +248,46 @@ mod tests {
             for d in &done {
                 assert_eq!(d.load(Ordering::Relaxed), 4 * threads as u32);
             }
+        }
+    }
+
+    #[test]
+    fn barriers_stop_waiting_for_members_that_end_or_retire() {
+        for seed in [None, Some(5)] {
+            let baton = Baton::new(1, 3, seed);
+            let passed = AtomicU32::new(0);
+            std::thread::scope(|s| {
+                let (baton, passed) = (&baton, &passed);
+                let handles: Vec<_> = (0..3)
+                    .map(|m| {
+                        s.spawn(move || {
+                            baton.register(m);
+                            baton.wait_turn(m);
+                            match m {
+                                // Retires from the helpers' barrier, stays for the scheduler's.
+                                0 => {
+                                    baton.retire(m);
+                                    baton.barrier(m, SCHEDULER);
+                                }
+                                // Helpers' barrier, then the scheduler's, with member 0.
+                                1 => {
+                                    baton.barrier(m, HELPERS);
+                                    baton.barrier(m, SCHEDULER);
+                                }
+                                // Ends at once: no barrier waits for it.
+                                _ => {}
+                            }
+                            passed.fetch_add(1, Ordering::Relaxed);
+                            baton.finish(m);
+                        })
+                    })
+                    .collect();
+                baton.start();
+                for h in handles {
+                    h.join().expect("member thread");
+                }
+            });
+            assert_eq!(passed.load(Ordering::Relaxed), 3);
         }
     }
 

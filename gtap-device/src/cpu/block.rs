@@ -63,6 +63,10 @@ struct Ptr<T>(*const T);
 // SAFETY: see above; the pointee outlives the scope that runs the threads.
 unsafe impl<T> Send for Ptr<T> {}
 
+/// The unwinding payload of a simulated thread that retired after a panic in its task
+/// (`arch::retire_block_thread`): an end, not a failure.
+pub(crate) struct Retired;
+
 /// Stack of a simulated block thread: the scheduler's and a task's frames (block-mode children
 /// never run inline, so no more is needed).
 const BLOCK_THREAD_STACK: usize = SCHEDULER_STACK_BYTES;
@@ -179,7 +183,8 @@ fn thread<T: BlockTask>(
     }));
     // Hand the baton on even after a runtime bug, so that the other threads can end.
     baton.finish(member);
-    if let Err(payload) = ran {
-        std::panic::resume_unwind(payload);
+    match ran {
+        Err(payload) if !payload.is::<Retired>() => std::panic::resume_unwind(payload),
+        _ => {}
     }
 }
