@@ -420,10 +420,13 @@ pub(crate) struct BlockThread {
 #[cfg(not(loom))]
 std::thread_local! {
     static BLOCK: Cell<Option<BlockThread>> = const { Cell::new(None) };
+    /// The simulated thread retired after a panic in its task ([`retire_block_thread`]).
+    static RETIRED: Cell<bool> = const { Cell::new(false) };
 }
 #[cfg(loom)]
 loom::thread_local! {
     static BLOCK: Cell<Option<BlockThread>> = Cell::new(None);
+    static RETIRED: Cell<bool> = Cell::new(false);
 }
 
 /// Makes the calling OS thread simulated thread `thread` of a block-mode launch: its lane (for
@@ -441,6 +444,7 @@ pub(crate) fn enter_block_thread(lane: LaneView, block: u32, thread: BlockThread
         }))
     });
     BLOCK.with(|c| c.set(Some(thread)));
+    RETIRED.with(|r| r.set(false));
 }
 
 /// Makes the calling OS thread a thread of a work-first launch (`cpu::work_first`): its lane,
@@ -498,6 +502,12 @@ pub fn user_barrier() {
     unsafe { &*b.baton }.barrier(b.member, crate::cpu::baton::HELPERS);
 }
 
+/// Whether the calling block-mode thread retired after a panic in its task (thread 0, which
+/// goes on scheduling but polls no more).
+pub fn block_thread_retired() -> bool {
+    RETIRED.with(Cell::get)
+}
+
 /// A block-mode thread whose task panicked (the error is raised; the launch is aborting) takes
 /// no further part, as a GPU thread that exits in the panic handler: this thread ends here,
 /// unwinding to its start ([`crate::cpu::block`]), and its block's barriers stop waiting for
@@ -509,6 +519,7 @@ pub fn retire_block_thread() {
     let baton = unsafe { &*b.baton };
     if b.view.thread == 0 {
         baton.retire(b.member);
+        RETIRED.with(|r| r.set(true));
         return;
     }
     panic::resume_unwind(std::boxed::Box::new(crate::cpu::block::Retired));

@@ -484,6 +484,12 @@ pub fn block_barrier() {
 #[inline(always)]
 pub fn retire_block_thread() {}
 
+/// Whether the calling block-mode thread retired after a panic: never on the GPU (it exited).
+#[inline(always)]
+pub const fn block_thread_retired() -> bool {
+    false
+}
+
 /// The barrier of `gtap::Block::sync` and the helpers (`barrier.sync 1`): a barrier of its own,
 /// so that a helper reached by part of the block can never pair with the scheduler's barrier.
 #[inline(always)]

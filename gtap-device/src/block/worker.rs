@@ -32,9 +32,6 @@ pub struct BlockWorker<'w> {
     scheduler: Option<Worker<'w, 1>>,
     /// This thread's step count (the parity picks the task slot of [`BlockShared`]).
     steps: u32,
-    /// This thread's task panicked: it polls no more (CPU executor, thread 0; see
-    /// `arch::retire_block_thread`).
-    retired: bool,
 }
 
 impl<'w> BlockWorker<'w> {
@@ -45,7 +42,6 @@ impl<'w> BlockWorker<'w> {
         Self {
             scheduler: warp.map(Worker::new),
             steps: 0,
-            retired: false,
         }
     }
 
@@ -107,11 +103,11 @@ impl<'w> BlockWorker<'w> {
             return Step::Idle;
         }
         let polls = arch::clock();
-        if !self.retired && !poll::<R>(task, shared) {
+        if !arch::block_thread_retired() && !poll::<R>(task, shared) {
             // The task panicked on this thread (the launch is aborting): as a GPU thread exits
-            // in the panic handler, this one takes no further part.
+            // in the panic handler, this one takes no further part (on the GPU both calls
+            // compile to nothing).
             arch::retire_block_thread();
-            self.retired = true;
         }
         // Orders every thread's writes of the poll before the scheduling warp's release fence
         // in the fold (see "Ordering" in the module docs).
