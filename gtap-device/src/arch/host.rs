@@ -522,7 +522,7 @@ pub fn retire_block_thread() {
         RETIRED.with(|r| r.set(true));
         return;
     }
-    panic::resume_unwind(std::boxed::Box::new(crate::cpu::block::Retired));
+    std::panic::resume_unwind(std::boxed::Box::new(crate::cpu::block::Retired));
 }
 
 /// The calling thread as a block-mode lane (in the CPU executor, its own lane view).
