@@ -56,9 +56,9 @@ pub(crate) const fn layout<A, F>(suspends: bool) -> Option<(usize, usize)> {
     Some((align16(ARGS_OFFSET + core::mem::size_of::<A>()), stride))
 }
 
-/// Bytes of a record laid out as `layout` in blocks of `threads` threads.
-const fn bytes(layout: Option<(usize, usize)>, threads: u32) -> Option<usize> {
-    match layout {
+/// Bytes of a record with arguments `A` and future `F` in blocks of `threads` threads.
+pub(crate) const fn record_bytes<A, F>(suspends: bool, threads: u32) -> Option<usize> {
+    match layout::<A, F>(suspends) {
         Some((frames, stride)) => Some(frames + threads as usize * stride),
         None => None,
     }
@@ -72,9 +72,16 @@ pub const fn record_size_u32<T: BlockTask>() -> u32 {
     }
 }
 
-/// Bytes of `T`'s records in blocks of `threads` threads.
+/// [`record_bytes`] of `T`'s records in blocks of `threads` threads.
 pub(crate) const fn record_bytes_for<T: BlockTask>(threads: u32) -> Option<usize> {
-    bytes(record_layout::<T>(), threads)
+    const fn of<A, F: Future>(
+        _start: fn(&'static A) -> F,
+        suspends: bool,
+        threads: u32,
+    ) -> Option<usize> {
+        record_bytes::<A, F>(suspends, threads)
+    }
+    of(T::start_shared, T::SUSPENDS, threads)
 }
 
 /// [`layout`] of `T`'s records: its arguments, and the future its frames hold.
@@ -96,8 +103,9 @@ fn prefix(h: *mut Header) -> *mut u32 {
 /// Writes a new block-mode record for `T(args)` into slot `h`.
 ///
 /// # Safety
-/// `h` is a free slot, owned by the caller, of at least `record_bytes_for::<T>(threads)` bytes
-/// for the launch's block size.
+/// `h` is a free slot, owned by the caller, of at least
+/// `record_bytes::<T::Args, F>(T::SUSPENDS, threads)` bytes for the launch's block size, where
+/// `F` is `T`'s future.
 #[inline(always)]
 pub(crate) unsafe fn write<T: BlockTask>(
     h: *mut Header,
@@ -275,13 +283,10 @@ mod tests {
     fn frames_follow_the_arguments_16_byte_aligned() {
         assert_eq!(layout::<(u32,), [u8; 40]>(true), Some((64, 48)));
         assert_eq!(layout::<(u64, u64, u64), u8>(true), Some((80, 16)));
-        assert_eq!(
-            bytes(layout::<(u32,), [u8; 40]>(true), 4),
-            Some(64 + 4 * 48)
-        );
+        assert_eq!(record_bytes::<(u32,), [u8; 40]>(true, 4), Some(64 + 4 * 48));
         // Without a wait there are no frames.
         assert_eq!(layout::<(u32,), [u8; 40]>(false), Some((64, 0)));
-        assert_eq!(bytes(layout::<(u32,), [u8; 40]>(false), 256), Some(64));
+        assert_eq!(record_bytes::<(u32,), [u8; 40]>(false, 256), Some(64));
         #[repr(align(32))]
         struct Wide;
         assert_eq!(layout::<(u32,), Wide>(true), None);
