@@ -1212,7 +1212,6 @@ fn block_mode_arguments_read_after_waits_are_exact() {
 }
 
 #[test]
-#[ignore = "known gap: on the GPU a panic on thread 0 of a block-mode task stalls its block (H200, cca5bda: no device error, the test then hangs); the CPU executor's test passes"]
 fn block_mode_panic_is_a_typed_error_then_the_runtime_runs_on() {
     use gtap_tests::block::{BLOCK, panics_at_kernel};
     // A hang would be stopped by the watchdog (and fail below as `Stalled`), not wait a minute.

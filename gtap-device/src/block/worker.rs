@@ -85,12 +85,9 @@ impl<'w> BlockWorker<'w> {
         let start = arch::clock();
         if let Some(s) = &mut self.scheduler {
             let task = find(s);
-            let warp = s.warp();
-            warp.each(Warp::splat(()), |lane, ()| {
-                if lane == 0 {
-                    shared.task[slot].store(task);
-                }
-            });
+            // The lowest live lane, not lane 0: on the GPU thread 0 exits when its task panics,
+            // and the block must still see the `STOP` that ends the aborting launch.
+            s.warp().leader_only(|| shared.task[slot].store(task));
         }
         // Orders a steal's acquire (thread 0's fence in the claim) before every thread's reads
         // of the stolen record (see "Ordering" in the module docs).
