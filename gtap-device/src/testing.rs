@@ -11,7 +11,7 @@ use std::time::Duration;
 use std::vec::Vec;
 
 use crate::abi::{ErrorCode, ErrorReport};
-use crate::abi::{Geometry, LaunchParams, Layout, Line, REGION_ALIGN};
+use crate::abi::{Geometry, LaunchParams, Layout, Line, REGION_ALIGN, SLOT_ALIGN};
 use crate::arch::Warp;
 use crate::math::XorShift64;
 use crate::region::Region;
@@ -92,7 +92,7 @@ pub(crate) fn geometry(warps: u32, slots_per_warp: u32, num_queues: u32) -> Geom
         warps_per_block: warps,
         slots_per_warp,
         num_queues,
-        slot_bytes: bytes.next_multiple_of(16),
+        slot_bytes: bytes.next_multiple_of(SLOT_ALIGN as u32),
     }
 }
 

@@ -491,6 +491,37 @@ impl Config {
         Ok(())
     }
 
+    /// The slot size that holds every record of `records` (name, [`RecordSize`] export) at
+    /// block size `block`: the largest of them, block-mode records counted only with
+    /// [`Config::block_mode`]. The region is laid out with the slot size of all the crate's
+    /// records; each GPU launch strides its slots by that of its kernel's module alone, so a
+    /// kernel with small records keeps its tasks close together.
+    pub(crate) fn slot_bytes<'a>(
+        &self,
+        block: u32,
+        records: impl IntoIterator<Item = (&'a str, u32)>,
+    ) -> Result<u32, ConfigError> {
+        let mut slot_bytes = slot_for(HEADER_BYTES as u32 + 16);
+        for (task, raw) in records {
+            let size = RecordSize::decode(raw);
+            if size.is_block() && !self.block_mode {
+                continue;
+            }
+            let bytes = size
+                .bytes(block)
+                .map_or(u32::MAX, |b| b.min(u32::MAX as u64) as u32);
+            if bytes > MAX_RECORD_BYTES {
+                return Err(ConfigError::RecordTooLarge {
+                    task: task.to_string(),
+                    bytes,
+                    max: MAX_RECORD_BYTES,
+                });
+            }
+            slot_bytes = slot_bytes.max(slot_for(bytes));
+        }
+        Ok(slot_bytes)
+    }
+
     /// Resolves the defaults and checks everything. `records` are the task functions' exported
     /// record sizes (name, [`RecordSize`] export); the slot size is the largest of them, block-mode
     /// records counted only with [`Config::block_mode`] (at the resolved block size).
@@ -527,24 +558,7 @@ impl Config {
                 max: MAX_QUEUES as u32,
             });
         }
-        let mut slot_bytes = slot_for(HEADER_BYTES as u32 + 16);
-        for (task, raw) in records {
-            let size = RecordSize::decode(raw);
-            if size.is_block() && !self.block_mode {
-                continue;
-            }
-            let bytes = size
-                .bytes(block)
-                .map_or(u32::MAX, |b| b.min(u32::MAX as u64) as u32);
-            if bytes > MAX_RECORD_BYTES {
-                return Err(ConfigError::RecordTooLarge {
-                    task: task.to_string(),
-                    bytes,
-                    max: MAX_RECORD_BYTES,
-                });
-            }
-            slot_bytes = slot_bytes.max(slot_for(bytes));
-        }
+        let slot_bytes = self.slot_bytes(block, records)?;
         let warps = grid * (block / 32);
         let trace = self.trace_capacity()?;
         if u64::from(trace) * u64::from(warps) > u64::from(u32::MAX) {
@@ -662,6 +676,24 @@ mod tests {
         assert_eq!(layout.geometry.slot_bytes, 64);
         assert!(layout.bytes <= 2 << 30);
         assert!(layout.geometry.slots_per_warp >= 64);
+    }
+
+    #[test]
+    fn a_slot_holds_the_largest_record_in_32_byte_units() {
+        let thread = Config::new();
+        let block = Config::new().block_mode();
+        // Records of 56 and 72 bytes: 96-byte slots; none at all: a header and 16 bytes.
+        assert_eq!(thread.slot_bytes(64, [("a", 56), ("b", 72)]), Ok(96));
+        assert_eq!(thread.slot_bytes(64, []), Ok(64));
+        // A block-mode record (16 bytes, then 16 a thread: 1040 bytes in blocks of 64 threads)
+        // counts only in block mode.
+        let frames = RecordSize::block(16, 16);
+        assert_eq!(thread.slot_bytes(64, [("a", 56), ("b", frames)]), Ok(64));
+        assert_eq!(block.slot_bytes(64, [("a", 56), ("b", frames)]), Ok(1056));
+        assert!(matches!(
+            thread.slot_bytes(64, [("huge", MAX_RECORD_BYTES + 1)]),
+            Err(ConfigError::RecordTooLarge { .. })
+        ));
     }
 
     #[test]

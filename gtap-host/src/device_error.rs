@@ -280,7 +280,7 @@ mod tests {
             warps_per_block: 2,
             slots_per_warp: 64,
             num_queues: 1,
-            slot_bytes: 112,
+            slot_bytes: 128,
         };
         let layout = Layout::new(geometry).unwrap();
         let doubled = Layout::new(Geometry {

@@ -37,7 +37,9 @@ pub struct Stats {
     pub time_shares: [f64; 3],
     /// Bytes of the runtime's pools, queues and control state.
     pub pool_bytes: u64,
-    /// Bytes per task slot (header plus the largest task future).
+    /// Bytes per task slot this launch used (header plus the largest record of the kernel's
+    /// task functions: on the GPU those its module holds; on the CPU executor all the
+    /// program's).
     pub slot_bytes: u32,
     /// Task slots per warp.
     pub slots_per_warp: u32,
@@ -93,7 +95,7 @@ impl Stats {
         u64::from(self.peak_live_per_warp) * u64::from(self.slot_bytes)
     }
 
-    /// Task-slot bytes reserved per warp: `slots_per_warp × slot_bytes`.
+    /// Task-slot bytes per warp this launch could use: `slots_per_warp × slot_bytes`.
     pub fn slot_bytes_reserved_per_warp(&self) -> u64 {
         u64::from(self.slots_per_warp) * u64::from(self.slot_bytes)
     }

@@ -93,6 +93,14 @@ fn kernel_modules_load_from_sass_when_built_for_the_gpu() {
         .module_load
         .expect("the first launch reports its module's load");
     assert_eq!(load.kernels, ["fib_kernel"]);
+    // The launch strides its slots by its own module's records (fib's 56 bytes), not by the
+    // crate's largest (N-Queens' 124 bytes, a 128-byte slot).
+    assert_eq!(
+        first.stats.slot_bytes,
+        64,
+        "{:?}",
+        code.module_of("fib_kernel")
+    );
     let second = rt.launch(fib::fib_kernel, (20,)).unwrap();
     assert_eq!(second.stats.module_load, None);
     // A cubin for the GPU's architecture is used without JIT; a register cap needs the PTX.

@@ -47,7 +47,7 @@ pub enum GeometryError {
     TooManyQueues,
     /// `slots_per_warp` is not a multiple of `num_queues`.
     SlotsNotDivisible,
-    /// `slot_bytes` is not a multiple of 16 or has no room for a payload.
+    /// `slot_bytes` is not a multiple of `SLOT_ALIGN` or has no room for a payload.
     BadSlotBytes,
     /// The task ids or byte offsets do not fit the device's 32/64-bit counters, or the trace
     /// has more than `u32::MAX` events in all.
@@ -325,16 +325,18 @@ mod tests {
     }
 
     #[test]
-    fn slots_hold_a_header_and_a_payload_in_16_byte_units() {
-        assert_eq!(
-            with(|g| g.slot_bytes = 40),
-            Err(GeometryError::BadSlotBytes)
-        );
+    fn slots_hold_a_header_and_a_payload_in_32_byte_units() {
+        for bytes in [40, 48] {
+            assert_eq!(
+                with(|g| g.slot_bytes = bytes),
+                Err(GeometryError::BadSlotBytes)
+            );
+        }
         assert_eq!(
             with(|g| g.slot_bytes = HEADER_BYTES as u32),
             Err(GeometryError::BadSlotBytes)
         );
-        assert_eq!(with(|g| g.slot_bytes = HEADER_BYTES as u32 + 16), Ok(()));
+        assert_eq!(with(|g| g.slot_bytes = HEADER_BYTES as u32 + 32), Ok(()));
         assert_eq!(OK.payload_bytes(), 64 - HEADER_BYTES as u32);
     }
 
@@ -346,7 +348,7 @@ mod tests {
             warps_per_block: 4,
             slots_per_warp,
             num_queues: 1,
-            slot_bytes: 48,
+            slot_bytes: 64,
         };
         assert_eq!(wide(1 << 14).check(), Ok(()));
         // ... 2^15 slots would make ids reach 2^32.
@@ -362,7 +364,7 @@ mod tests {
         assert_eq!(big.check(), Err(GeometryError::TooLarge));
         assert_eq!(
             Geometry {
-                slot_bytes: (1 << 19) - 16,
+                slot_bytes: (1 << 19) - SLOT_ALIGN as u32,
                 ..big
             }
             .check(),

@@ -57,8 +57,10 @@ pub const MAX_QUEUES: usize = 16;
 /// Bytes of a task record's header; the task's future starts right after it, 16-byte aligned.
 pub const HEADER_BYTES: usize = 32;
 
-/// Alignment of a task slot, and so of its size: a record's future may need 16.
-pub const SLOT_ALIGN: u64 = 16;
+/// Alignment of a task slot, and so of its size: a record's future may need 16, and a header
+/// that starts a 32-byte sector is read in one memory transaction (on the H200 fib(40) ran 2 %
+/// faster with 64-byte slots than with 48: `bench/NOTES.md`, entry 25).
+pub const SLOT_ALIGN: u64 = 32;
 
 /// Bytes reserved for the root task's result.
 pub const ROOT_RESULT_BYTES: usize = 256;

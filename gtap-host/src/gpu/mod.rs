@@ -114,6 +114,10 @@ struct KernelShape {
     blocks: u32,
     /// Registers per thread the kernel got.
     registers: u32,
+    /// The stride of its task slots: the slot size of the records its module holds (the
+    /// region's slots are sized for the crate's largest record; a smaller stride uses the
+    /// front of each warp's slot area).
+    slot_bytes: u32,
 }
 
 impl Gpu {
@@ -252,6 +256,12 @@ impl Gpu {
                     None => (sms * fit).min(layout.geometry.blocks),
                 },
                 registers: Module::registers(k),
+                slot_bytes: match code.module_of(name) {
+                    Some(m) => config
+                        .slot_bytes(block, m.records.iter().copied())?
+                        .min(layout.geometry.slot_bytes),
+                    None => layout.geometry.slot_bytes,
+                },
             };
             kernel_shapes.insert(name, shape);
         }
@@ -355,9 +365,11 @@ impl Gpu {
             .copied()
             .ok_or(Error::KernelNotFound { name: K::NAME })?;
         self.launches += 1;
-        // The region's layout with this launch's grid: warps past it simply do not exist.
+        // The region's layout with this launch's grid (warps past it simply do not exist) and
+        // its kernel's slot stride (no larger than the region's slots).
         let mut layout = self.layout;
         layout.geometry.blocks = shape.blocks;
+        layout.geometry.slot_bytes = shape.slot_bytes;
         let (block, shared, block_shared_bytes) =
             (self.block, self.shared, self.block_shared_bytes);
         let (region_ptr, out_ptr) = (self.region_ptr, self.out_ptr);
