@@ -88,7 +88,14 @@ impl Done {
 pub(crate) fn returned(lane: &LaneView, id: u32) -> Option<u32> {
     // SAFETY: the calling lane owns its context.
     let ctx = unsafe { lane.ctx() };
-    let h = lane.region().header(id);
+    let region = lane.region();
+    if region.no_taskwait() {
+        // Nothing joins in such a launch: the task is finished, whatever it spawned, and has no
+        // parent to notify (see "Kernels without waits" in `crate::scheduler`).
+        ctx.spawned = 0;
+        return Some(NONE);
+    }
+    let h = region.header(id);
     if ctx.spawned > 0 {
         // SAFETY: the task's own lane is the only one touching its header until its children
         // are published at the end of this step.
@@ -101,6 +108,17 @@ pub(crate) fn returned(lane: &LaneView, id: u32) -> Option<u32> {
     }
     // SAFETY: as above.
     Some(unsafe { (*h).parent })
+}
+
+/// Warp, after the fold's release fence, in a `no_taskwait` launch: frees the tasks that
+/// finished this step. Relaxed, as the first round of [`complete`]: the fold's fence released
+/// every access to their slots.
+pub(crate) fn free_detached(warp: &Warp, done: Lanes<Done>) {
+    warp.each(done, |_, d| {
+        if d.task != NONE {
+            pool::free(&arch::current_lane(), d.task, Ordering::Relaxed);
+        }
+    });
 }
 
 /// Warp, after the fold's release fence: frees the tasks that finished this step, notifies
@@ -278,7 +296,7 @@ mod tests {
         }
         complete(&runner, done);
         assert_eq!(launch.error(), None);
-        let batch = queue::fold::<{ queue::KEEP }>(&runner, false);
+        let batch = queue::fold::<{ queue::KEEP }>(&runner, 0);
         assert_eq!(batch.len, 32, "the kept batch");
         assert_eq!(
             region.queue_meta(RUNNER, 1).count.load(Ordering::Relaxed),

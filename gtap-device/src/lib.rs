@@ -94,7 +94,7 @@ pub use task::{TaskFunction, TaskInfo};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::__ptx_kernel as ptx_kernel;
-    pub use crate::abi::LaunchParams;
+    pub use crate::abi::{LaunchParams, OPT_NO_TASKWAIT};
     pub use crate::block::record::record_size_u32 as block_record_size_u32;
     pub use crate::block::task::{prepare_wait_block, spawn_block};
     pub use crate::kernel::{

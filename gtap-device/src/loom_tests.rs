@@ -22,12 +22,13 @@
 use core::sync::atomic::Ordering;
 use std::vec::Vec;
 
-use crate::abi::Geometry;
-use crate::arch::{self, Warp, shadow};
+use crate::abi::{Geometry, OPT_NO_TASKWAIT};
+use crate::arch::{self, AtomicU32, Warp, shadow};
 use crate::pool::{self, PoolLocal};
 use crate::queue;
 use crate::scheduler::Worker;
-use crate::testing::{Fib, Launch, TEST_STACK_BYTES, fib, geometry, root_fib};
+use crate::task::{Site, create_root};
+use crate::testing::{Fib, Launch, TEST_STACK_BYTES, Visit, fib, geometry, root_fib};
 
 /// Explores `f` with loom, at most `preemptions` preemptions per execution unless
 /// `LOOM_MAX_PREEMPTIONS` says otherwise.
@@ -51,11 +52,17 @@ fn model(preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
 /// the launch's words created here: the host zeroes the region before the kernel starts, so
 /// its initial values happen before every warp's accesses.
 fn launch(geometry: Geometry) -> &'static Launch {
+    launch_with(geometry, 0)
+}
+
+/// [`launch`] with launch options `options`.
+fn launch_with(geometry: Geometry, options: u32) -> &'static Launch {
     shadow::reset();
-    let launch = Launch::leak(geometry);
+    let launch = Launch::leak_with(geometry, TEST_STACK_BYTES, options);
     let region = launch.region();
     let _ = region.control().aborted();
     let _ = region.control().error_claim.load(Ordering::Relaxed);
+    let _ = region.control().live_tasks();
     for w in 0..region.warps {
         for q in 0..region.num_queues {
             let meta = region.queue_meta(w, q);
@@ -136,6 +143,49 @@ fn fib_tiny_run(n: u32) {
         t.join().expect("worker thread");
     }
     assert_eq!(launch.fib_result(), Ok(fib(n)));
+}
+
+/// A `no_taskwait` launch on `warps` warps: a full binary tree of `depth` levels whose tasks
+/// spawn and return without waiting, each counting itself. Nothing joins, so the launch ends by
+/// its count of live tasks: reaching zero before the last node ran would stop the warps with
+/// nodes uncounted (or never run), never reaching it would never end the launch.
+fn no_taskwait_run(warps: u32, depth: u32) {
+    const SITE: &Site = &Site {
+        function: "visit",
+        file: file!(),
+        line: line!(),
+    };
+    let launch = launch_with(geometry(warps, 8, 2), OPT_NO_TASKWAIT);
+    let nodes: &'static AtomicU32 = std::boxed::Box::leak(std::boxed::Box::new(AtomicU32::new(0)));
+    let _ = nodes.load(Ordering::Relaxed);
+    let others: Vec<_> = (1..warps)
+        .map(|w| {
+            loom::thread::spawn(move || {
+                let warp = Warp::new(launch.region(), w, None);
+                Worker::new(&warp).run::<Visit>();
+            })
+        })
+        .collect();
+    let warp = Warp::new(launch.region(), 0, None);
+    let mut worker = Worker::new(&warp);
+    worker.start_root(|w| create_root::<Visit>(w, SITE, (depth, nodes)));
+    worker.run::<Visit>();
+    for t in others {
+        t.join().expect("worker thread");
+    }
+    assert_eq!(launch.error(), None);
+    assert_eq!(nodes.load(Ordering::Relaxed), (1 << (depth + 1)) - 1);
+    assert_eq!(launch.region().control().live_tasks(), 0);
+}
+
+#[test]
+fn loom_no_taskwait_two_warps() {
+    model(2, || no_taskwait_run(2, 2));
+}
+
+#[test]
+fn loom_no_taskwait_three_warps() {
+    model(1, || no_taskwait_run(3, 2));
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use crate::abi::ErrorReport;
 use crate::abi::WarpStats;
 use crate::abi::WarpStatus;
-use crate::abi::{LaunchParams, OPT_RANDOM_QUEUE};
+use crate::abi::{LaunchParams, OPT_NO_TASKWAIT, OPT_RANDOM_QUEUE};
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::abi::{OPT_CHILD_FIRST, OPT_LAZY_SPAWN, OPT_WORK_FIRST};
 use crate::abi::{TraceEvent, WarpTraceMeta};
@@ -193,6 +193,13 @@ impl Region {
     #[inline(always)]
     pub(crate) fn random_queue(&self) -> bool {
         self.options & OPT_RANDOM_QUEUE != 0
+    }
+
+    /// Whether no task of the launch may wait ([`OPT_NO_TASKWAIT`]): tasks finish when they
+    /// return, and the launch when no task is left.
+    #[inline(always)]
+    pub(crate) fn no_taskwait(&self) -> bool {
+        self.options & OPT_NO_TASKWAIT != 0
     }
 
     /// Whether the work-first CPU executor runs the launch ([`OPT_WORK_FIRST`]).

@@ -62,6 +62,21 @@
 //! with the same surface (`new`, `start_root`, `run`, `step`, `finish`), which the CPU
 //! executor and `entry!` drive.
 //!
+//! **Kernels without waits** (`#[gtap::kernel(no_taskwait)]`, [`crate::abi::OPT_NO_TASKWAIT`];
+//! GTaP's `GTAP_ASSUME_NO_TASKWAIT`). When no task waits, no record must outlive its poll for
+//! children to join it: a task is finished when its poll returns (`join::returned`), its slot
+//! is freed at once and no parent is notified (`join::free_detached`: no decrement, no
+//! cascade). Without the joins the root's completion no longer means every task has run, so
+//! the launch counts its live tasks instead (`Control::add_live`): each fold adds, in one
+//! relaxed read-modify-write by the leader, the ids it folds (every record a step created:
+//! the kept ones and the published ones) minus the step's finished tasks; the add that leaves
+//! zero finishes the launch. The add comes before the fold publishes anything, so no other
+//! worker can run, finish and subtract a child before it was counted; and a worker with
+//! children not yet counted also has the finished tasks that spawned them not yet subtracted
+//! (every polled task finishes in such a launch), so the count cannot reach zero while any task
+//! exists. A `taskwait!` reached in such a launch is the device error
+//! `WaitInNoTaskwaitKernel`.
+//!
 //! **Dispatch.** A record holds a pointer to its task function's poll; a kernel's root task
 //! function is compared against it first and called directly, so its poll is inlined into the
 //! scheduler (no call through a pointer, no spilled registers) for the common single-function
@@ -93,6 +108,11 @@ pub struct Control {
     stop: AtomicU32,
     pub(crate) error_claim: AtomicU32,
     _pad: [u32; 30],
+    /// A `no_taskwait` launch's live tasks (see "Kernels without waits" in the module docs),
+    /// alone in its 128-byte line: every worker adds to it once per step, while every worker
+    /// reads the stop word above.
+    live: AtomicU32,
+    _live_pad: [u32; 31],
 }
 
 impl Control {
@@ -119,6 +139,19 @@ impl Control {
             .stop
             .compare_exchange(RUNNING, FINISHED, Ordering::AcqRel);
     }
+    /// A `no_taskwait` launch: adds `delta` (wrapping: a negative change) to the live tasks,
+    /// and finishes the launch if that leaves none. Relaxed: the caller's fold fenced (release)
+    /// before it when tasks finished, and the add that finishes acquires with a fence, so the
+    /// root's result, written before any add that counted the root finished, is visible to
+    /// whoever reads the finished stop word with acquire.
+    #[inline]
+    pub(crate) fn add_live(&self, delta: u32) {
+        let old = self.live.fetch_add(delta, Ordering::Relaxed);
+        if old.wrapping_add(delta) == 0 {
+            arch::fence_acquire();
+            self.finish();
+        }
+    }
     /// A device error: stop every worker.
     #[inline]
     pub(crate) fn abort(&self) {
@@ -138,6 +171,11 @@ impl Control {
     #[inline]
     pub(crate) fn stopping(&self) -> bool {
         self.state() != RUNNING
+    }
+    /// Test only: a `no_taskwait` launch's live tasks.
+    #[cfg(test)]
+    pub(crate) fn live_tasks(&self) -> u32 {
+        self.live.load(Ordering::Relaxed)
     }
     /// Test only: whether the root task finished the launch.
     #[cfg(all(test, not(loom)))]
@@ -263,7 +301,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     pub(crate) fn start_root(&mut self, create: impl FnOnce(&Warp)) {
         create(self.warp);
         self.warp.sync();
-        self.batch = queue::fold::<BATCH>(self.warp, false);
+        self.batch = queue::fold::<BATCH>(self.warp, 0);
     }
 
     /// The warp this worker schedules.
@@ -351,10 +389,14 @@ impl<'w> Worker<'w> {
             trace::after_polls(warp, self.batch.len, self.batch.queue);
         }
         let polled = self.batch.len as u64;
-        let finished = warp.any(Warp::map(done, |d| d.task != NONE));
+        let finished = warp.count(Warp::map(done, |d| d.task != NONE));
         self.batch = queue::fold::<KEEP>(warp, finished);
-        if finished {
-            join::complete(warp, done);
+        if finished > 0 {
+            if region.no_taskwait() {
+                join::free_detached(warp, done);
+            } else {
+                join::complete(warp, done);
+            }
             warp.sync();
         }
         self.restock();
@@ -410,7 +452,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
         let warp = self.warp;
         let region = warp.region();
         if warp.shared().has_staged(region.num_queues) {
-            self.batch = queue::fold::<BATCH>(warp, false);
+            self.batch = queue::fold::<BATCH>(warp, 0);
             return Found::Own;
         }
         if warp.shared().overflow.load() != NONE {
@@ -612,11 +654,48 @@ mod tests {
     use std::vec::Vec;
 
     use super::{STOP_CHECK_STEPS, Step, Worker};
-    use crate::abi::{WarpState, WarpStatus};
-    use crate::arch::Warp;
+    use crate::abi::{OPT_NO_TASKWAIT, WarpState, WarpStatus};
+    use crate::arch::{AtomicU32, Warp};
+    use crate::math::XorShift64;
     use crate::pool;
     use crate::queue;
-    use crate::testing::{Fib, Launch, fib, geometry, root_fib, run_fib, within};
+    use crate::task::{Site, create_root};
+    use crate::testing::{
+        Fib, Launch, TEST_STACK_BYTES, Visit, fib, geometry, root_fib, run_fib, within,
+    };
+
+    #[test]
+    fn a_no_taskwait_launch_ends_when_its_last_task_has_run() {
+        const SITE: &Site = &Site {
+            function: "visit",
+            file: file!(),
+            line: line!(),
+        };
+        // Warps stepped in a seeded random order until one sees the launch finished: had the
+        // live count reached zero early, nodes would be missing.
+        for seed in 0..50 {
+            let launch = Launch::leak_with(geometry(3, 32, 2), TEST_STACK_BYTES, OPT_NO_TASKWAIT);
+            let region = launch.region();
+            let nodes: &'static AtomicU32 =
+                std::boxed::Box::leak(std::boxed::Box::new(AtomicU32::new(0)));
+            let warps: Vec<Warp> = (0..region.warps)
+                .map(|w| Warp::new(region, w, Some(seed ^ w as u64)))
+                .collect();
+            let mut workers: Vec<Worker<'_>> = warps.iter().map(Worker::new).collect();
+            workers[0].start_root(|w| create_root::<Visit>(w, SITE, (6, nodes)));
+            let mut rng = XorShift64::new(seed);
+            loop {
+                let w = rng.below(workers.len() as u64) as usize;
+                if workers[w].step::<Visit>() == Step::Stopped {
+                    break;
+                }
+            }
+            assert_eq!(launch.error(), None, "seed {seed}");
+            assert_eq!(nodes.load(Ordering::Relaxed), 127, "seed {seed}");
+            assert_eq!(region.control().live_tasks(), 0, "seed {seed}");
+            assert!(region.control().finished(), "seed {seed}");
+        }
+    }
 
     #[test]
     fn an_idle_warp_waits_until_the_launch_stops() {

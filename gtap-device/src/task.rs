@@ -360,7 +360,8 @@ fn poll_inline<F: Future>(fut: Pin<&mut F>) -> Poll<F::Output> {
 }
 
 /// First half of `taskwait!`: records how many children the task waits for and on which queue
-/// it resumes. With no children outstanding the wait is a no-op.
+/// it resumes. With no children outstanding the wait is a no-op; in a `no_taskwait` launch
+/// any wait is the device error `WaitInNoTaskwaitKernel`.
 #[inline(always)]
 pub fn prepare_wait(site: &'static Site, queue: Option<i128>) {
     let lane = arch::current_lane();
@@ -368,6 +369,11 @@ pub fn prepare_wait(site: &'static Site, queue: Option<i128>) {
     let ctx = unsafe { lane.ctx() };
     if ctx.flags & FAILED != 0 {
         // A spawn of this task failed: park it for good rather than run on without a child.
+        ctx.flags |= SUSPEND;
+        return;
+    }
+    if lane.region().no_taskwait() {
+        raise(Failure::at(ErrorCode::WaitInNoTaskwaitKernel, site, 0, 0));
         ctx.flags |= SUSPEND;
         return;
     }

@@ -2,9 +2,10 @@
 //! written out by hand (what `#[gtap::function]` would generate), a driver that runs every warp
 //! on the calling thread with a hook to preset warp state, and a guard against hangs.
 
-// The loom models (`loom_tests`) use only the launch and `Fib`.
+// The loom models (`loom_tests`) use only the launch, `Fib` and `Visit`.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
 
+use core::sync::atomic::Ordering;
 use std::boxed::Box;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -12,7 +13,7 @@ use std::vec::Vec;
 
 use crate::abi::{ErrorCode, ErrorReport};
 use crate::abi::{Geometry, LaunchParams, Layout, Line, REGION_ALIGN, SLOT_ALIGN};
-use crate::arch::Warp;
+use crate::arch::{AtomicU32, Warp};
 use crate::math::XorShift64;
 use crate::region::Region;
 use crate::scheduler::{Step, Worker};
@@ -36,6 +37,12 @@ impl Launch {
 
     /// A zeroed launch of `geometry` whose lanes may use `stack_bytes` for inline children.
     pub(crate) fn leak_with_stack(geometry: Geometry, stack_bytes: u32) -> &'static Launch {
+        Self::leak_with(geometry, stack_bytes, 0)
+    }
+
+    /// A zeroed launch of `geometry` with launch options `options`
+    /// ([`LaunchParams::options`]).
+    pub(crate) fn leak_with(geometry: Geometry, stack_bytes: u32, options: u32) -> &'static Launch {
         let layout = Layout::new(geometry).expect("test geometry is valid");
         let mut memory = std::vec![Line([0; REGION_ALIGN]); layout.bytes as usize / REGION_ALIGN];
         let mut error = Box::new(ErrorReport::EMPTY);
@@ -43,7 +50,7 @@ impl Launch {
             base: memory.as_mut_ptr() as u64,
             error: &mut *error as *mut ErrorReport as u64,
             layout,
-            options: 0,
+            options,
             seed: 7,
             host: 0,
             stack_bytes,
@@ -138,6 +145,28 @@ impl TaskFunction for Fib {
         prepare_wait(SITE, None);
         Suspend.await;
         a + b
+    }
+}
+
+/// A node of a full binary tree, for `no_taskwait` launches: counts itself in `nodes`, spawns
+/// its two children (the second on queue 1) without a destination and returns without a wait.
+pub(crate) struct Visit;
+
+impl TaskFunction for Visit {
+    type Args = (u32, &'static AtomicU32);
+    type Output = ();
+    const INFO: TaskInfo = TaskInfo {
+        name: "visit",
+        file: file!(),
+        line: line!(),
+    };
+    const SUSPENDS: bool = false;
+    async fn start((depth, nodes): (u32, &'static AtomicU32)) {
+        nodes.fetch_add(1, Ordering::Relaxed);
+        if depth > 0 {
+            spawn::<Visit>(SITE, None, core::ptr::null_mut(), (depth - 1, nodes));
+            spawn::<Visit>(SITE, Some(1), core::ptr::null_mut(), (depth - 1, nodes));
+        }
     }
 }
 

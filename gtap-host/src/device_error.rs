@@ -29,6 +29,8 @@ pub enum DeviceErrorKind {
     /// first wait reached; `value`: the threads that suspended at a wait; `limit`: the block's
     /// threads; `message`: which case).
     PartialWait,
+    /// A task of a `#[gtap::kernel(no_taskwait)]` kernel reached a `taskwait!` (`line`: where).
+    WaitInNoTaskwaitKernel,
     /// A code this version does not know.
     Unknown(u32),
 }
@@ -106,6 +108,7 @@ impl DeviceError {
             Some(ErrorCode::Stalled) => DeviceErrorKind::Stalled,
             Some(ErrorCode::Watchdog) => DeviceErrorKind::Watchdog,
             Some(ErrorCode::PartialWait) => DeviceErrorKind::PartialWait,
+            Some(ErrorCode::WaitInNoTaskwaitKernel) => DeviceErrorKind::WaitInNoTaskwaitKernel,
             None => DeviceErrorKind::Unknown(r.code),
         };
         Some(Self {
@@ -215,6 +218,10 @@ impl fmt::Display for DeviceError {
                 f,
                 "block-mode wait: {} of the block's {} threads suspended at a wait{site}, and {}; every thread of the block must reach the same `taskwait!` (spawn conditionally, wait unconditionally)",
                 self.value, self.limit, self.message
+            ),
+            DeviceErrorKind::WaitInNoTaskwaitKernel => write!(
+                f,
+                "a `taskwait!` was reached{site} in a launch of a `no_taskwait` kernel, where no task may wait; remove `no_taskwait` from the kernel's attribute, or launch this task function from a kernel without it"
             ),
             DeviceErrorKind::Unknown(code) => write!(f, "unknown device error code {code}{site}"),
         }

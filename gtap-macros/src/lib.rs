@@ -165,7 +165,12 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// threads per block (a multiple of 32 up to 1024; see `#[gtap::function(block)]`), and
 /// `max_registers = R` (16 to 255) caps the registers per thread its GPU code may use (PTX
 /// `.maxnreg`): more resident warps, at the price of spills, as with CUDA's
-/// `__launch_bounds__`.
+/// `__launch_bounds__`. `no_taskwait` declares that none of its tasks waits (GTaP's
+/// `GTAP_ASSUME_NO_TASKWAIT`): a task is finished when it returns, whatever it spawned, its
+/// slot is freed at once and no parent is notified, and the launch ends when no task is left;
+/// a `taskwait!` reached in such a launch is the device error `WaitInNoTaskwaitKernel`. Fire
+/// and forget searches (an asynchronous BFS, a count by atomics) save the joins' memory
+/// traffic and slots.
 ///
 /// ```rust,ignore
 /// #[gtap::kernel(block = 128, max_registers = 80)]

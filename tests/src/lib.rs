@@ -306,6 +306,7 @@ pub fn strands_kernel(chains: u32, len: u32, out: gtap::SliceMut<u32>) {
 }
 
 pub mod block;
+pub mod detached;
 
 /// Stores 1 at `out[0]`.
 #[gtap::function]

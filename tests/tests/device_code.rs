@@ -149,6 +149,11 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("args_after_waits_kernel", &["args_after_waits"]),
             ("four_after_wait_kernel", &["four_after_wait"]),
             ("panics_at_kernel", &["panics_at"]),
+            ("visit_kernel", &["visit", "visit_root"]),
+            ("visit_joined_kernel", &["visit", "visit_root"]),
+            ("waits_kernel", &["fib"]),
+            ("visit_block_kernel", &["visit_block", "visit_block_root"]),
+            ("block_waits_kernel", &["one", "partial_wait"]),
         ],
         &[
             "wide",
@@ -180,6 +185,10 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             "args_after_waits",
             "four_after_wait",
             "panics_at",
+            "visit",
+            "visit_root",
+            "visit_block",
+            "visit_block_root",
         ],
     );
 }

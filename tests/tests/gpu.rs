@@ -1295,3 +1295,74 @@ fn block_mode_partial_wait_is_a_typed_error_then_the_runtime_runs_on() {
         assert_eq!(got.result, helpers_seq(1, 3, BLOCK));
     }
 }
+
+#[test]
+fn no_taskwait_kernels_visit_every_node_over_many_launches_and_reject_a_wait() {
+    use gtap_tests::detached::{
+        BLOCK, block_waits_kernel, visit_block_kernel, visit_joined_kernel, visit_kernel,
+        visit_seq, waits_kernel,
+    };
+    for queues in [1, 3] {
+        let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, Config::new().num_queues(queues)) else {
+            return;
+        };
+        // Shallow trees end with the root's own step; deep ones spread over the grid.
+        for (launch, depth) in [0u32, 1, 5, 16, 20]
+            .into_iter()
+            .cycle()
+            .take(25)
+            .enumerate()
+        {
+            let mut out = rt.alloc_filled(2, 0u32).unwrap();
+            let got = rt
+                .launch(visit_kernel, (depth, out.slice_mut()))
+                .unwrap_or_else(|e| panic!("{queues} queues, launch {launch}: {e}"));
+            assert_eq!(got.result, depth + 1000);
+            assert_eq!(
+                rt.download(&out).unwrap(),
+                visit_seq(depth),
+                "{queues} queues, launch {launch}, depth {depth}"
+            );
+        }
+        let mut out = rt.alloc_filled(2, 0u32).unwrap();
+        let joined = rt
+            .launch(visit_joined_kernel, (20, out.slice_mut()))
+            .unwrap();
+        assert_eq!(rt.download(&out).unwrap(), visit_seq(20));
+        let mut out = rt.alloc_filled(2, 0u32).unwrap();
+        let detached = rt.launch(visit_kernel, (20, out.slice_mut())).unwrap();
+        println!(
+            "{queues} queues, depth 20: joined {:.3} ms, no_taskwait {:.3} ms",
+            joined.stats.kernel_ms, detached.stats.kernel_ms
+        );
+        let Err(Error::Device(e)) = rt.launch(waits_kernel, (12,)) else {
+            panic!("a wait must fail a no_taskwait launch");
+        };
+        assert_eq!(e.kind, DeviceErrorKind::WaitInNoTaskwaitKernel, "{e}");
+        assert_eq!(e.task, "fib", "{e}");
+        let mut out = rt.alloc_filled(2, 0u32).unwrap();
+        rt.launch(visit_kernel, (10, out.slice_mut())).unwrap();
+        assert_eq!(rt.download(&out).unwrap(), visit_seq(10), "after the error");
+    }
+    let config = Config::new().block_mode().block_size(BLOCK);
+    let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, config) else {
+        return;
+    };
+    for depth in [0u32, 3, 12, 3, 12] {
+        let mut out = rt.alloc_filled(3, 0u32).unwrap();
+        let got = rt
+            .launch(visit_block_kernel, (depth, out.slice_mut()))
+            .unwrap_or_else(|e| panic!("block mode, depth {depth}: {e}"));
+        assert_eq!(got.result, depth + 2000);
+        let [nodes, sum] = visit_seq(depth);
+        assert_eq!(rt.download(&out).unwrap(), [nodes, sum, nodes * BLOCK]);
+    }
+    let Err(Error::Device(e)) = rt.launch(block_waits_kernel, ()) else {
+        panic!("a block-mode wait must fail a no_taskwait launch");
+    };
+    assert_eq!(e.kind, DeviceErrorKind::WaitInNoTaskwaitKernel, "{e}");
+    let mut out = rt.alloc_filled(3, 0u32).unwrap();
+    rt.launch(visit_block_kernel, (4, out.slice_mut())).unwrap();
+    let [nodes, sum] = visit_seq(4);
+    assert_eq!(rt.download(&out).unwrap(), [nodes, sum, nodes * BLOCK]);
+}

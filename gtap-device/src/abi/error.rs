@@ -29,11 +29,14 @@ pub enum ErrorCode {
     /// threads that suspended at a wait, `limit` = the block's threads; `message` says which
     /// case.
     PartialWait = 9,
+    /// A task of a `#[gtap::kernel(no_taskwait)]` kernel reached a `taskwait!` (`line` says
+    /// where): in such a launch nothing keeps a parent's record for its children to join.
+    WaitInNoTaskwaitKernel = 10,
 }
 
 impl ErrorCode {
     /// Every code, in the order of their values.
-    pub const ALL: [ErrorCode; 8] = [
+    pub const ALL: [ErrorCode; 9] = [
         Self::PoolExhausted,
         Self::InvalidQueue,
         Self::RecordTooLarge,
@@ -42,6 +45,7 @@ impl ErrorCode {
         Self::Stalled,
         Self::Watchdog,
         Self::PartialWait,
+        Self::WaitInNoTaskwaitKernel,
     ];
 
     /// Decodes a raw code written by the device; `None` for 0 (no error) and unknown codes.

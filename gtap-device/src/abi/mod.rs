@@ -97,6 +97,14 @@ pub const OPT_CHILD_FIRST: u32 = 4;
 /// `cpu::work_first` instead of the pools and queues.
 pub const OPT_WORK_FIRST: u32 = 8;
 
+/// [`LaunchParams::options`] bit, set by a `#[gtap::kernel(no_taskwait)]` kernel itself: no
+/// task of the launch waits, so a task is finished when its poll returns (its slot is freed at
+/// once and no parent is notified), and the launch ends when no task is left (a grid-wide
+/// count of live tasks reaches zero) rather than when the root's descendants have joined it.
+/// A `taskwait!` reached in such a launch is [`ErrorCode::WaitInNoTaskwaitKernel`]. GTaP's
+/// `GTAP_ASSUME_NO_TASKWAIT`.
+pub const OPT_NO_TASKWAIT: u32 = 16;
+
 /// The most registers per thread a kernel may use: the persistent grid's blocks of 256 threads
 /// then fit at least two to a multiprocessor (16 warps), which the scheduler needs to hide
 /// memory latency. `gtap-builder` gives it to `ptxas` for the SASS it embeds, and `gtap-host`

@@ -40,6 +40,13 @@ use crate::scheduler::WarpShared;
 pub struct AtomicU32(atomic::AtomicU32);
 
 impl AtomicU32 {
+    /// Tests: a word holding `v` outside the launch's region (device words are zeroed memory
+    /// and have no constructor).
+    #[cfg(test)]
+    pub(crate) const fn new(v: u32) -> Self {
+        Self(atomic::AtomicU32::new(v))
+    }
+
     /// The atomic operations act on: the word itself, or its loom shadow.
     #[cfg(not(loom))]
     #[inline(always)]
@@ -683,6 +690,12 @@ impl Warp {
     #[inline(always)]
     pub fn any(&self, v: Lanes<bool>) -> bool {
         v.iter().any(|&b| b)
+    }
+
+    /// On how many lanes `v` holds (a warp vote).
+    #[inline(always)]
+    pub fn count(&self, v: Lanes<bool>) -> u32 {
+        v.iter().filter(|&&b| b).count() as u32
     }
 
     /// Applies `f` to every lane's value: plain per-lane arithmetic of the scheduler.

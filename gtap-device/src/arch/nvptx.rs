@@ -647,6 +647,18 @@ impl Warp {
         r != 0
     }
 
+    /// On how many live lanes `v` holds (a warp vote).
+    #[inline(always)]
+    pub fn count(&self, v: Lanes<bool>) -> u32 {
+        let live = self.shared().live.load();
+        let r: u32;
+        // SAFETY: every live lane executes the vote with the same mask.
+        unsafe {
+            asm!("{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {r}, p, {m}; }}", r = out(reg32) r, v = in(reg32) v as u32, m = in(reg32) live)
+        };
+        r.count_ones()
+    }
+
     /// Applies `f` to this lane's value: plain per-lane arithmetic of the scheduler.
     #[inline(always)]
     pub fn map<T: Copy, U: Copy>(v: Lanes<T>, mut f: impl FnMut(T) -> U) -> Lanes<U> {

@@ -254,8 +254,15 @@ fn judge(task: u32, shared: &BlockShared, threads: u32) -> u32 {
                 .store(spawned, core::sync::atomic::Ordering::Relaxed);
         }
     };
+    if region.no_taskwait() && suspended > 0 {
+        // Any wait, even one every thread reached, in a launch where nothing joins.
+        let site = wait.unwrap_or(&UNKNOWN_WAIT);
+        raise(Failure::at(ErrorCode::WaitInNoTaskwaitKernel, site, 0, 0));
+        return DROPPED;
+    }
     if returned == threads {
-        if spawned == 0 {
+        // In a `no_taskwait` launch the children are detached: the task is finished.
+        if spawned == 0 || region.no_taskwait() {
             return FINISHED;
         }
         pending(COMPLETING);
@@ -319,9 +326,13 @@ fn settle(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
             Done::NOTHING
         }
     });
-    s.batch = queue::fold::<1>(warp, finished);
+    s.batch = queue::fold::<1>(warp, finished as u32);
     if finished {
-        join::complete(warp, done);
+        if region.no_taskwait() {
+            join::free_detached(warp, done);
+        } else {
+            join::complete(warp, done);
+        }
         warp.sync();
     }
     s.restock();

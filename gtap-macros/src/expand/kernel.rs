@@ -13,6 +13,10 @@
 //! the GPU, the `u32` `__gtap_maxnreg_NAME = R`, from which `gtap-builder` gives the kernel's
 //! PTX entry the directive `.maxnreg R`.
 //!
+//! `no_taskwait` makes both bodies start by setting `OPT_NO_TASKWAIT` in their copy of the
+//! launch parameters, so the runtime, on the GPU and in the CPU executor alike, runs the
+//! launch without joins (see "Kernels without waits" in `gtap_device::scheduler`).
+//!
 //! Both bodies see the launch parameters as `__gtap_launch: &LaunchParams`, through one
 //! identifier that the lowered `entry!` uses too.
 
@@ -39,6 +43,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         diags,
         mode,
         max_registers,
+        no_taskwait,
         ..
     } = lowered;
     let errors = diags.to_compile_errors();
@@ -46,9 +51,20 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Mode::Block { threads } => threads.unwrap_or(0),
         Mode::Thread => 0,
     };
+    // The kernel's own options, set in its copy of the launch parameters before `entry!`.
+    let options = no_taskwait.then(|| {
+        quote! {
+            let #launch = &::gtap::__private::LaunchParams {
+                options: #launch.options | ::gtap::__private::OPT_NO_TASKWAIT,
+                ..*#launch
+            };
+        }
+    });
+    let host_body = quote!({ #options #host_body });
     let host = host(&sig, &launch, &host_body, diags.has_errors(), threads);
     // The device build of a kernel with errors would only repeat them.
-    let device = (!diags.has_errors()).then(|| device(&sig, &launch, &block, max_registers));
+    let device = (!diags.has_errors())
+        .then(|| device(&sig, &launch, &block, max_registers, options.as_ref()));
     quote!(#errors #host #device)
 }
 
@@ -117,6 +133,7 @@ fn device(
     launch: &Ident,
     body: &syn::Block,
     max_registers: Option<u32>,
+    options: Option<&TokenStream>,
 ) -> TokenStream {
     let Signature {
         vis,
@@ -173,6 +190,7 @@ fn device(
             #(#docs)*
             #(#lints)*
             #vis fn #name(#launch #(, #idents: #tys)*) -> #output {
+                #options
                 #(#prelude)*
                 #(#stmts)*
             }

@@ -33,6 +33,8 @@ pub(crate) struct Lowered {
     pub mode: Mode,
     /// A kernel's `max_registers = R`.
     pub max_registers: Option<u32>,
+    /// A kernel's `no_taskwait`.
+    pub no_taskwait: bool,
     /// A block-mode task function's first parameter (the `&gtap::Block`), taken out of the
     /// signature: the body binds it, `task!` does not pass it.
     pub block_param: Option<(Pat, syn::Type)>,
@@ -101,6 +103,7 @@ pub(crate) fn lower_item(
         diags,
         mode,
         max_registers: attr.max_registers,
+        no_taskwait: attr.no_taskwait,
         block_param,
         rebind,
     })

@@ -61,6 +61,9 @@ pub(crate) struct Attr {
     pub(crate) mode: Mode,
     /// A kernel's `max_registers = R`: the most registers per thread its code may use.
     pub(crate) max_registers: Option<u32>,
+    /// A kernel's `no_taskwait`: none of its tasks waits, so each finishes when it returns and
+    /// the launch when no task is left.
+    pub(crate) no_taskwait: bool,
 }
 
 /// The fewest and the most registers per thread `max_registers` accepts (PTX's `.maxnreg`;
@@ -68,12 +71,13 @@ pub(crate) struct Attr {
 const REGISTERS: core::ops::RangeInclusive<u32> = 16..=255;
 
 /// Parses the attribute's arguments: nothing (thread mode), `block` (a block-mode task
-/// function); for a kernel, `block = N` (a block-mode kernel of `N` threads per block) and
-/// `max_registers = R`, in any order.
+/// function); for a kernel, `block = N` (a block-mode kernel of `N` threads per block),
+/// `max_registers = R` and `no_taskwait`, in any order.
 fn parse_attr(kind: FnKind, attr: TokenStream, diags: &mut Diagnostics) -> Attr {
     let mut out = Attr {
         mode: Mode::Thread,
         max_registers: None,
+        no_taskwait: false,
     };
     if attr.is_empty() {
         return out;
@@ -83,7 +87,7 @@ fn parse_attr(kind: FnKind, attr: TokenStream, diags: &mut Diagnostics) -> Attr 
             "`#[gtap::function]` takes no argument, or `block` (`#[gtap::function(block)]`) for a block-mode task function"
         }
         FnKind::Kernel => {
-            "`#[gtap::kernel]` takes no argument, `block = N` (`#[gtap::kernel(block = 256)]`) for a block-mode kernel of N threads per block, or `max_registers = R` to cap its registers per thread"
+            "`#[gtap::kernel]` takes no argument, `block = N` (`#[gtap::kernel(block = 256)]`) for a block-mode kernel of N threads per block, `max_registers = R` to cap its registers per thread, or `no_taskwait` when none of its tasks waits"
         }
     };
     let metas = match Punctuated::<syn::Meta, Token![,]>::parse_terminated.parse2(attr.clone()) {
@@ -142,6 +146,9 @@ fn parse_attr(kind: FnKind, attr: TokenStream, diags: &mut Diagnostics) -> Attr 
                         ),
                     ),
                 }
+            }
+            (FnKind::Kernel, syn::Meta::Path(_), Some("no_taskwait")) => {
+                out.no_taskwait = true;
             }
             (_, meta, name) => {
                 diags.spanned(meta, wanted);

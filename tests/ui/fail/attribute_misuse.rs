@@ -20,4 +20,14 @@ fn k(n: u32) -> u64 {
     gtap::entry!(a(n))
 }
 
+#[gtap::kernel(no_taskwait = true)]
+fn k2(n: u32) -> u64 {
+    gtap::entry!(a(n))
+}
+
+#[gtap::function(no_taskwait)]
+fn c(n: u32) -> u64 {
+    n as u64
+}
+
 fn main() {}

@@ -88,6 +88,11 @@ pub fn fire_kernel(n: u32) -> u32 {
     size + 1
 }
 
+#[gtap::kernel(no_taskwait, block = 32)]
+pub fn fire_detached_kernel(n: u32) -> u32 {
+    gtap::entry!(fire_and_forget(n))
+}
+
 #[gtap::kernel(block = 32)]
 pub fn helpers_kernel(seed: u64) -> u64 {
     gtap::entry!(helpers(seed))
@@ -97,6 +102,7 @@ fn main() {
     assert_eq!(cpu::run_block(nodes_kernel, 32, (5,)), 63);
     assert_eq!(cpu::run_block(per_thread_kernel, 64, (10,)), (10..74).sum::<u32>());
     assert_eq!(cpu::run_block(fire_kernel, 32, (3,)), 33);
+    assert_eq!(cpu::run_block(fire_detached_kernel, 32, (3,)), 32);
     let squares: u64 = (0..32u64).map(|t| t * t).sum();
     assert_eq!(cpu::run_block(helpers_kernel, 32, (7,)), 1_000_000 + squares);
 }

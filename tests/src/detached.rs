@@ -1,0 +1,89 @@
+//! `#[gtap::kernel(no_taskwait)]` fixtures: trees whose tasks spawn their children and return
+//! without waiting, counting their nodes by atomics, in thread and block mode; and kernels
+//! whose tasks reach a `taskwait!` where none may.
+
+/// Node `node` of a full binary tree with `depth` levels below it: adds 1 to `out[0]` and the
+/// node's number to `out[1]` (wrapping), spawns its two children and returns.
+#[gtap::function]
+pub fn visit(depth: u32, node: u32, out: gtap::SliceMut<u32>) {
+    out.atomic_add(0, 1);
+    out.atomic_add(1, node);
+    if depth > 0 {
+        gtap::task!(visit(depth - 1, 2 * node, out));
+        gtap::task!(visit(depth - 1, 2 * node + 1, out));
+    }
+}
+
+/// Spawns the tree's root node (number 1) and returns `depth + 1000` at once: the kernel's
+/// result comes from a root that finished long before its tree.
+#[gtap::function]
+pub fn visit_root(depth: u32, out: gtap::SliceMut<u32>) -> u32 {
+    gtap::task!(visit(depth, 1, out));
+    depth + 1000
+}
+
+/// [`visit_root`] without joins: the launch ends when no task is left.
+#[gtap::kernel(no_taskwait)]
+pub fn visit_kernel(depth: u32, out: gtap::SliceMut<u32>) -> u32 {
+    gtap::entry!(visit_root(depth, out))
+}
+
+/// The same tree with joins (every task's implicit wait): the same counts.
+#[gtap::kernel]
+pub fn visit_joined_kernel(depth: u32, out: gtap::SliceMut<u32>) -> u32 {
+    gtap::entry!(visit_root(depth, out))
+}
+
+/// What [`visit_kernel`] leaves in `out[0]` and `out[1]`: the node count `2^(depth+1) - 1` and
+/// the wrapping sum of the node numbers `1..2^(depth+1)`.
+pub fn visit_seq(depth: u32) -> [u32; 2] {
+    let nodes = (1u64 << (depth + 1)) - 1;
+    let sum = nodes * (nodes + 1) / 2;
+    [nodes as u32, sum as u32]
+}
+
+/// A task that waits, under a kernel that declares none of its tasks does: the device error
+/// `WaitInNoTaskwaitKernel`, naming `crate::fib`'s wait.
+#[gtap::kernel(no_taskwait)]
+pub fn waits_kernel(n: u32) -> u64 {
+    gtap::entry!(crate::fib(n))
+}
+
+/// Threads per block of the block-mode fixtures here.
+pub const BLOCK: u32 = 64;
+
+/// Block-mode [`visit`]: thread 0 counts the node; threads 0 and 1 each spawn one child
+/// (per-thread spawns), and every thread adds 1 to `out[2]`.
+#[gtap::function(block)]
+pub fn visit_block(block: &gtap::Block, depth: u32, node: u32, out: gtap::SliceMut<u32>) {
+    let t = block.thread_index();
+    if t == 0 {
+        out.atomic_add(0, 1);
+        out.atomic_add(1, node);
+    }
+    out.atomic_add(2, 1);
+    if depth > 0 && t < 2 {
+        gtap::task!(visit_block(depth - 1, 2 * node + t, out));
+    }
+}
+
+/// Block-mode [`visit_root`].
+#[gtap::function(block)]
+pub fn visit_block_root(block: &gtap::Block, depth: u32, out: gtap::SliceMut<u32>) -> u32 {
+    if block.thread_index() == 0 {
+        gtap::task!(visit_block(depth, 1, out));
+    }
+    depth + 2000
+}
+
+/// [`visit_block_root`] without joins.
+#[gtap::kernel(block = 64, no_taskwait)]
+pub fn visit_block_kernel(depth: u32, out: gtap::SliceMut<u32>) -> u32 {
+    gtap::entry!(visit_block_root(depth, out))
+}
+
+/// A block-mode task that waits (every thread at the same wait), under `no_taskwait`.
+#[gtap::kernel(block = 64, no_taskwait)]
+pub fn block_waits_kernel() -> u32 {
+    gtap::entry!(crate::block::partial_wait(false))
+}

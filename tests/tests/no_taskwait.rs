@@ -1,0 +1,108 @@
+//! `#[gtap::kernel(no_taskwait)]` on the CPU executor, in every mode: trees of tasks that never
+//! wait count every node (the launch ends when no task is left, not when the root returns),
+//! the result is the root's, and a wait in such a launch is the typed device error.
+
+use gtap_host::{Config, CpuMode, DeviceErrorKind, Error, Runtime};
+use gtap_tests::detached::{
+    BLOCK, block_waits_kernel, visit_block_kernel, visit_joined_kernel, visit_kernel, visit_seq,
+    waits_kernel,
+};
+
+/// Every CPU mode: the default (work-first), parallel, and the deterministic one over seeds and
+/// queue counts.
+fn runtimes(config: &Config) -> Vec<(String, Runtime)> {
+    let mut out = vec![
+        (
+            "work-first".into(),
+            Runtime::cpu(CpuMode::WorkFirst, config),
+        ),
+        ("parallel".into(), Runtime::cpu(CpuMode::Parallel, config)),
+    ];
+    for (seed, queues) in [(1, 1), (2, 3), (7, 2)] {
+        out.push((
+            format!("deterministic seed {seed}, {queues} queues"),
+            Runtime::cpu(
+                CpuMode::Deterministic { seed },
+                &config
+                    .clone()
+                    .num_queues(queues)
+                    .max_tasks_per_warp(queues * 256),
+            ),
+        ));
+    }
+    out.into_iter()
+        .map(|(name, rt)| (name, rt.expect("CPU runtime")))
+        .collect()
+}
+
+#[test]
+fn a_tree_of_tasks_that_never_wait_visits_every_node_and_returns_the_roots_result() {
+    for (mode, mut rt) in runtimes(&Config::new()) {
+        for depth in [0, 1, 9] {
+            let mut out = rt.alloc_filled(2, 0u32).unwrap();
+            let got = rt
+                .launch(visit_kernel, (depth, out.slice_mut()))
+                .unwrap_or_else(|e| panic!("{mode}, depth {depth}: {e}"));
+            assert_eq!(got.result, depth + 1000, "{mode}");
+            assert_eq!(
+                rt.download(&out).unwrap(),
+                visit_seq(depth),
+                "{mode}, depth {depth}"
+            );
+            // The same tree with joins: the same counts.
+            let mut joined = rt.alloc_filled(2, 0u32).unwrap();
+            let got = rt
+                .launch(visit_joined_kernel, (depth, joined.slice_mut()))
+                .unwrap();
+            assert_eq!(got.result, depth + 1000, "{mode}");
+            assert_eq!(rt.download(&joined).unwrap(), visit_seq(depth), "{mode}");
+        }
+    }
+}
+
+#[test]
+fn a_wait_in_a_no_taskwait_launch_is_a_typed_error_then_the_runtime_runs_on() {
+    for (mode, mut rt) in runtimes(&Config::new()) {
+        let Err(Error::Device(e)) = rt.launch(waits_kernel, (12,)) else {
+            panic!("{mode}: a wait must fail the launch");
+        };
+        assert_eq!(
+            e.kind,
+            DeviceErrorKind::WaitInNoTaskwaitKernel,
+            "{mode}: {e}"
+        );
+        assert_eq!(e.task, "fib", "{mode}: {e}");
+        assert!(e.to_string().contains("no_taskwait"), "{e}");
+        let mut out = rt.alloc_filled(2, 0u32).unwrap();
+        rt.launch(visit_kernel, (6, out.slice_mut())).unwrap();
+        assert_eq!(rt.download(&out).unwrap(), visit_seq(6), "{mode}");
+    }
+}
+
+#[test]
+fn block_mode_tasks_that_never_wait_visit_every_node() {
+    let config = Config::new().block_mode().block_size(BLOCK).grid_size(2);
+    for (mode, mut rt) in runtimes(&config) {
+        let depth = 6;
+        let mut out = rt.alloc_filled(3, 0u32).unwrap();
+        let got = rt
+            .launch(visit_block_kernel, (depth, out.slice_mut()))
+            .unwrap_or_else(|e| panic!("{mode}: {e}"));
+        assert_eq!(got.result, depth + 2000, "{mode}");
+        let [nodes, sum] = visit_seq(depth);
+        assert_eq!(
+            rt.download(&out).unwrap(),
+            [nodes, sum, nodes * BLOCK],
+            "{mode}"
+        );
+        let Err(Error::Device(e)) = rt.launch(block_waits_kernel, ()) else {
+            panic!("{mode}: a block-mode wait must fail the launch");
+        };
+        assert_eq!(
+            e.kind,
+            DeviceErrorKind::WaitInNoTaskwaitKernel,
+            "{mode}: {e}"
+        );
+        assert_eq!(e.task, "partial_wait", "{mode}: {e}");
+    }
+}
