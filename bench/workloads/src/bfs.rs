@@ -85,8 +85,9 @@ pub fn bfs_block(
 /// Root kernel of [`bfs_block`] from `source`; `depth` holds [`INF`] for every vertex. At most
 /// 72 registers a thread: with no shared memory lent to tasks, 28 blocks a multiprocessor
 /// instead of 20 (fewer re-visits and 20 % faster on the H200's R-MAT graph than at 96; 64
-/// spills more and is slower, see `bench/NOTES.md`).
-#[gtap::kernel(block = 32, max_registers = 72)]
+/// spills more and is slower, see `bench/NOTES.md`). No task waits: `no_taskwait`, as GTaP
+/// builds it (`-DGTAP_ASSUME_NO_TASKWAIT`).
+#[gtap::kernel(block = 32, max_registers = 72, no_taskwait)]
 pub fn bfs_block_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, source: i32) {
     depth.atomic_min(source as usize, 0);
     gtap::entry!(bfs_block(row, col, depth, source))
@@ -94,8 +95,9 @@ pub fn bfs_block_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, 
 
 /// Root kernel of [`bfs`] from `source`; `depth` holds [`INF`] for every vertex. At most 64
 /// registers a thread: 32 warps a multiprocessor instead of 16, for a search that waits on
-/// memory in every lane (24 % faster on the H200's R-MAT graph, see `bench/NOTES.md`).
-#[gtap::kernel(max_registers = 64)]
+/// memory in every lane (24 % faster on the H200's R-MAT graph, see `bench/NOTES.md`). No task
+/// waits: `no_taskwait`, as GTaP builds it (`-DGTAP_ASSUME_NO_TASKWAIT`).
+#[gtap::kernel(max_registers = 64, no_taskwait)]
 pub fn bfs_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, source: i32) {
     // Every thread runs this, as in GTaP's kernel; all store the same 0.
     depth.atomic_min(source as usize, 0);

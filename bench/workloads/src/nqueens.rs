@@ -164,8 +164,9 @@ pub fn nq(
     }
 }
 
-/// Root kernel of [`nq`]; the solutions accumulate in `answer[0]`, which must start at 0.
-#[gtap::kernel]
+/// Root kernel of [`nq`]; the solutions accumulate in `answer[0]`, which must start at 0. No
+/// task waits: `no_taskwait`, as GTaP builds it (`-DGTAP_ASSUME_NO_TASKWAIT`).
+#[gtap::kernel(no_taskwait)]
 pub fn nq_kernel(n: i32, cutoff: i32, answer: SliceMut<u32>) {
     gtap::entry!(nq(n, cutoff, 0, 0, 0, 0, 0, answer));
 }
