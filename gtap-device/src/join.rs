@@ -64,6 +64,10 @@ use crate::pool;
 use crate::queue;
 use crate::record::{COMPLETING, NONE, SPAWN_QUEUE};
 
+/// [`Done::parent`] in a `no_taskwait` launch: the slot is freed, nobody is notified. Never a
+/// task id (ids stay below `u32::MAX - 1`: `Geometry::check`).
+pub(crate) const DETACHED: u32 = NONE - 1;
+
 /// A finished task whose slot must be freed and whose parent must be notified.
 #[derive(Clone, Copy)]
 pub(crate) struct Done {
@@ -93,7 +97,7 @@ pub(crate) fn returned(lane: &LaneView, id: u32) -> Option<u32> {
         // Nothing joins in such a launch: the task is finished, whatever it spawned, and has no
         // parent to notify (see "Kernels without waits" in `crate::scheduler`).
         ctx.spawned = 0;
-        return Some(NONE);
+        return Some(DETACHED);
     }
     let h = region.header(id);
     if ctx.spawned > 0 {
@@ -108,17 +112,6 @@ pub(crate) fn returned(lane: &LaneView, id: u32) -> Option<u32> {
     }
     // SAFETY: as above.
     Some(unsafe { (*h).parent })
-}
-
-/// Warp, after the fold's release fence, in a `no_taskwait` launch: frees the tasks that
-/// finished this step. Relaxed, as the first round of [`complete`]: the fold's fence released
-/// every access to their slots.
-pub(crate) fn free_detached(warp: &Warp, done: Lanes<Done>) {
-    warp.each(done, |_, d| {
-        if d.task != NONE {
-            pool::free(&arch::current_lane(), d.task, Ordering::Relaxed);
-        }
-    });
 }
 
 /// Warp, after the fold's release fence: frees the tasks that finished this step, notifies
@@ -140,6 +133,9 @@ pub(crate) fn complete(warp: &Warp, done: Lanes<Done>) {
             }
             let lane = arch::current_lane();
             pool::free(&lane, d.task, free_order);
+            if d.parent == DETACHED {
+                return NONE;
+            }
             if d.parent == NONE {
                 region.control().finish();
                 return NONE;

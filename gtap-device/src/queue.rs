@@ -399,9 +399,9 @@ pub(crate) struct Batch {
 /// received the most ids keeps its first `KEPT` as the next batch ([`KEEP`] for a warp, 1 for
 /// a block); every other staged id is written to the rings and published. `finished` tasks of
 /// the step are about to free their slots and notify their parents, so with any the release
-/// fence runs even when nothing is published; a `no_taskwait` launch counts the folded ids and
-/// the finished tasks in its live tasks before anything is published (see "Kernels without
-/// waits" in [`crate::scheduler`]).
+/// fence runs even when nothing is published. A `no_taskwait` launch counts the folded ids
+/// among its live tasks before the fence (see "Kernels without waits" in
+/// [`crate::scheduler`]).
 pub(crate) fn fold<const KEPT: u32>(warp: &Warp, finished: u32) -> Batch {
     const { assert!(KEPT >= 1 && KEPT <= KEEP) };
     let region = warp.region();
@@ -440,6 +440,11 @@ pub(crate) fn fold<const KEPT: u32>(warp: &Warp, finished: u32) -> Batch {
             NONE
         }
     });
+    if region.no_taskwait() && folded > 0 {
+        // Before the fence, which orders it before the publication below (see "Kernels without
+        // waits" in `crate::scheduler`).
+        warp.leader_only(|| region.control().count_created(folded));
+    }
     if finished > 0 || published > 0 {
         // Release, by every lane: the records, results and counts this step wrote and the ring
         // entries above are visible GPU-wide before any publication or join notification.
@@ -453,11 +458,6 @@ pub(crate) fn fold<const KEPT: u32>(warp: &Warp, finished: u32) -> Batch {
     // past the ring's published end, over an entry already published.
     warp.sync();
     warp.leader_only(|| {
-        // Before anything is published: a thief must not run and subtract a child that was
-        // never counted (see "Kernels without waits" in `crate::scheduler`).
-        if region.no_taskwait() && folded != finished {
-            region.control().add_live(folded.wrapping_sub(finished));
-        }
         for q in 0..region.num_queues {
             let s = shared.staged[q as usize].load();
             if s == 0 {

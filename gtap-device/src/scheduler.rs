@@ -65,17 +65,19 @@
 //! **Kernels without waits** (`#[gtap::kernel(no_taskwait)]`, [`crate::abi::OPT_NO_TASKWAIT`];
 //! GTaP's `GTAP_ASSUME_NO_TASKWAIT`). When no task waits, no record must outlive its poll for
 //! children to join it: a task is finished when its poll returns (`join::returned`), its slot
-//! is freed at once and no parent is notified (`join::free_detached`: no decrement, no
-//! cascade). Without the joins the root's completion no longer means every task has run, so
-//! the launch counts its live tasks instead (`Control::add_live`): each fold adds, in one
-//! relaxed read-modify-write by the leader, the ids it folds (every record a step created:
-//! the kept ones and the published ones) minus the step's finished tasks; the add that leaves
-//! zero finishes the launch. The add comes before the fold publishes anything, so no other
-//! worker can run, finish and subtract a child before it was counted; and a worker with
-//! children not yet counted also has the finished tasks that spawned them not yet subtracted
-//! (every polled task finishes in such a launch), so the count cannot reach zero while any task
-//! exists. A `taskwait!` reached in such a launch is the device error
-//! `WaitInNoTaskwaitKernel`.
+//! is freed at once and no parent is notified (`join::complete` stops at the `DETACHED`
+//! parent: no decrement, no cascade). Without the joins the root's completion no longer means
+//! every task has run, so the launch counts its live tasks instead: each fold adds the ids it
+//! folds (every record a step created, kept or published) with one `red` by the leader before
+//! the fold's release fence (`Control::count_created`), and a worker subtracts the tasks that
+//! finished on it only when it runs out of work (`Worker::idle`, `Control::count_finished`);
+//! the subtraction that leaves zero finishes the launch. The count is never below the tasks
+//! that exist: a task is counted before it is published (the fence orders the add before the
+//! publication, so no thief can run and subtract a child that was not yet counted) and
+//! subtracted after it finished. So it reaches zero only when no task exists and every worker
+//! has paid what it owed, which every worker does once the work is gone. A step pays one `red`
+//! and no round trip; a subtraction's round trip comes only with running dry. A `taskwait!`
+//! reached in such a launch is the device error `WaitInNoTaskwaitKernel`.
 //!
 //! **Dispatch.** A record holds a pointer to its task function's poll; a kernel's root task
 //! function is compared against it first and called directly, so its poll is inlined into the
@@ -139,15 +141,21 @@ impl Control {
             .stop
             .compare_exchange(RUNNING, FINISHED, Ordering::AcqRel);
     }
-    /// A `no_taskwait` launch: adds `delta` (wrapping: a negative change) to the live tasks,
-    /// and finishes the launch if that leaves none. Relaxed: the caller's fold fenced (release)
-    /// before it when tasks finished, and the add that finishes acquires with a fence, so the
-    /// root's result, written before any add that counted the root finished, is visible to
-    /// whoever reads the finished stop word with acquire.
+    /// A `no_taskwait` launch: counts `n` new tasks, without waiting for the old count (a
+    /// `red` on the GPU). Relaxed: the fold's release fence, after it, orders it before their
+    /// publication.
     #[inline]
-    pub(crate) fn add_live(&self, delta: u32) {
-        let old = self.live.fetch_add(delta, Ordering::Relaxed);
-        if old.wrapping_add(delta) == 0 {
+    pub(crate) fn count_created(&self, n: u32) {
+        self.live.add(n, Ordering::Relaxed);
+    }
+    /// A `no_taskwait` launch: counts `n` finished tasks, and finishes the launch if that
+    /// leaves none. Relaxed: the folds of the steps they finished in fenced (release) after
+    /// their last accesses, and the subtraction that finishes acquires with a fence, so the
+    /// root's result is visible to whoever reads the finished stop word with acquire.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn count_finished(&self, n: u32) {
+        if self.live.fetch_sub(n, Ordering::Relaxed) == n {
             arch::fence_acquire();
             self.finish();
         }
@@ -271,6 +279,9 @@ pub struct Worker<'w, const BATCH: u32 = KEEP> {
     pub(crate) batch: Batch,
     pub(crate) steps: u32,
     rng: XorShift64,
+    /// A `no_taskwait` launch: tasks that finished here and are not yet subtracted from the
+    /// live count (subtracted when the worker runs out of work: see "Kernels without waits").
+    pub(crate) owed: u32,
 }
 
 impl<'w, const BATCH: u32> Worker<'w, BATCH> {
@@ -294,6 +305,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
             // its state) before it runs anything.
             steps: STOP_CHECK_STEPS - 1,
             rng: XorShift64::new(rng),
+            owed: 0,
         }
     }
 
@@ -302,6 +314,19 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
         create(self.warp);
         self.warp.sync();
         self.batch = queue::fold::<BATCH>(self.warp, 0);
+    }
+
+    /// The worker found nothing to run: says so in its status and, in a `no_taskwait` launch,
+    /// subtracts the tasks that finished here from the live count, which may end the launch.
+    #[inline(always)]
+    pub(crate) fn idle(&mut self) {
+        self.publish(WarpState::Searching);
+        if self.owed != 0 {
+            let (region, owed) = (self.warp.region(), self.owed);
+            self.warp
+                .leader_only(|| region.control().count_finished(owed));
+            self.owed = 0;
+        }
     }
 
     /// The warp this worker schedules.
@@ -359,7 +384,7 @@ impl<'w> Worker<'w> {
         }
         let start = arch::clock();
         if self.batch.len == 0 && !self.refill() {
-            self.publish(WarpState::Searching);
+            self.idle();
             if region.traced() {
                 trace::idle_step(warp);
             }
@@ -392,12 +417,11 @@ impl<'w> Worker<'w> {
         let finished = warp.count(Warp::map(done, |d| d.task != NONE));
         self.batch = queue::fold::<KEEP>(warp, finished);
         if finished > 0 {
-            if region.no_taskwait() {
-                join::free_detached(warp, done);
-            } else {
-                join::complete(warp, done);
-            }
+            join::complete(warp, done);
             warp.sync();
+            if region.no_taskwait() {
+                self.owed += finished;
+            }
         }
         self.restock();
         self.top_up();
@@ -666,35 +690,43 @@ mod tests {
 
     #[test]
     fn a_no_taskwait_launch_ends_when_its_last_task_has_run() {
+        // Warps stepped in a seeded random order until one sees the launch finished: had the
+        // live count reached zero early, nodes would be missing; had it missed zero, the
+        // launch would never end.
+        within(60, || {
+            for seed in 0..50 {
+                one_no_taskwait_launch(seed);
+            }
+        });
+    }
+
+    /// A `Visit` tree of 127 nodes on three warps stepped in an order drawn from `seed`.
+    fn one_no_taskwait_launch(seed: u64) {
         const SITE: &Site = &Site {
             function: "visit",
             file: file!(),
             line: line!(),
         };
-        // Warps stepped in a seeded random order until one sees the launch finished: had the
-        // live count reached zero early, nodes would be missing.
-        for seed in 0..50 {
-            let launch = Launch::leak_with(geometry(3, 32, 2), TEST_STACK_BYTES, OPT_NO_TASKWAIT);
-            let region = launch.region();
-            let nodes: &'static AtomicU32 =
-                std::boxed::Box::leak(std::boxed::Box::new(AtomicU32::new(0)));
-            let warps: Vec<Warp> = (0..region.warps)
-                .map(|w| Warp::new(region, w, Some(seed ^ w as u64)))
-                .collect();
-            let mut workers: Vec<Worker<'_>> = warps.iter().map(Worker::new).collect();
-            workers[0].start_root(|w| create_root::<Visit>(w, SITE, (6, nodes)));
-            let mut rng = XorShift64::new(seed);
-            loop {
-                let w = rng.below(workers.len() as u64) as usize;
-                if workers[w].step::<Visit>() == Step::Stopped {
-                    break;
-                }
+        let launch = Launch::leak_with(geometry(3, 32, 2), TEST_STACK_BYTES, OPT_NO_TASKWAIT);
+        let region = launch.region();
+        let nodes: &'static AtomicU32 =
+            std::boxed::Box::leak(std::boxed::Box::new(AtomicU32::new(0)));
+        let warps: Vec<Warp> = (0..region.warps)
+            .map(|w| Warp::new(region, w, Some(seed ^ w as u64)))
+            .collect();
+        let mut workers: Vec<Worker<'_>> = warps.iter().map(Worker::new).collect();
+        workers[0].start_root(|w| create_root::<Visit>(w, SITE, (6, nodes)));
+        let mut rng = XorShift64::new(seed);
+        loop {
+            let w = rng.below(workers.len() as u64) as usize;
+            if workers[w].step::<Visit>() == Step::Stopped {
+                break;
             }
-            assert_eq!(launch.error(), None, "seed {seed}");
-            assert_eq!(nodes.load(Ordering::Relaxed), 127, "seed {seed}");
-            assert_eq!(region.control().live_tasks(), 0, "seed {seed}");
-            assert!(region.control().finished(), "seed {seed}");
         }
+        assert_eq!(launch.error(), None, "seed {seed}");
+        assert_eq!(nodes.load(Ordering::Relaxed), 127, "seed {seed}");
+        assert_eq!(region.control().live_tasks(), 0, "seed {seed}");
+        assert!(region.control().finished(), "seed {seed}");
     }
 
     #[test]

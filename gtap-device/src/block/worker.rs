@@ -145,7 +145,7 @@ fn find(s: &mut Worker<'_, 1>) -> u32 {
         }
     }
     if s.batch.len == 0 && s.refill_from() == Found::Nothing {
-        s.publish(WarpState::Searching);
+        s.idle();
         if region.traced() {
             trace::idle_step(warp);
         }
@@ -317,10 +317,15 @@ fn settle(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
     let finished = verdict == FINISHED;
     let done = warp.lanes(|lane| {
         if lane == 0 && finished {
-            // SAFETY: the finished task's header is the block's until it is freed below.
             Done {
                 task,
-                parent: unsafe { (*region.header(task)).parent },
+                parent: if region.no_taskwait() {
+                    // Nobody to notify (see "Kernels without waits" in `crate::scheduler`).
+                    join::DETACHED
+                } else {
+                    // SAFETY: the finished task's header is the block's until it is freed below.
+                    unsafe { (*region.header(task)).parent }
+                },
             }
         } else {
             Done::NOTHING
@@ -328,12 +333,11 @@ fn settle(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
     });
     s.batch = queue::fold::<1>(warp, finished as u32);
     if finished {
-        if region.no_taskwait() {
-            join::free_detached(warp, done);
-        } else {
-            join::complete(warp, done);
-        }
+        join::complete(warp, done);
         warp.sync();
+        if region.no_taskwait() {
+            s.owed += 1;
+        }
     }
     s.restock();
 }
