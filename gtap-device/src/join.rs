@@ -292,7 +292,7 @@ mod tests {
         }
         complete(&runner, done);
         assert_eq!(launch.error(), None);
-        let batch = queue::fold::<{ queue::KEEP }>(&runner, 0);
+        let batch = queue::fold::<{ queue::KEEP }>(&runner, false);
         assert_eq!(batch.len, 32, "the kept batch");
         assert_eq!(
             region.queue_meta(RUNNER, 1).count.load(Ordering::Relaxed),

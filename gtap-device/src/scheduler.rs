@@ -313,7 +313,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     pub(crate) fn start_root(&mut self, create: impl FnOnce(&Warp)) {
         create(self.warp);
         self.warp.sync();
-        self.batch = queue::fold::<BATCH>(self.warp, 0);
+        self.batch = queue::fold::<BATCH>(self.warp, false);
     }
 
     /// The worker found nothing to run: says so in its status and, in a `no_taskwait` launch,
@@ -414,13 +414,14 @@ impl<'w> Worker<'w> {
             trace::after_polls(warp, self.batch.len, self.batch.queue);
         }
         let polled = self.batch.len as u64;
-        let finished = warp.count(Warp::map(done, |d| d.task != NONE));
-        self.batch = queue::fold::<KEEP>(warp, finished);
-        if finished > 0 {
+        let finished = Warp::map(done, |d| d.task != NONE);
+        let any_finished = warp.any(finished);
+        self.batch = queue::fold::<KEEP>(warp, any_finished);
+        if any_finished {
             join::complete(warp, done);
             warp.sync();
             if region.no_taskwait() {
-                self.owed += finished;
+                self.owed += warp.count(finished);
             }
         }
         self.restock();
@@ -476,7 +477,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
         let warp = self.warp;
         let region = warp.region();
         if warp.shared().has_staged(region.num_queues) {
-            self.batch = queue::fold::<BATCH>(warp, 0);
+            self.batch = queue::fold::<BATCH>(warp, false);
             return Found::Own;
         }
         if warp.shared().overflow.load() != NONE {

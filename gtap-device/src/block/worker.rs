@@ -315,11 +315,12 @@ fn settle(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
         return;
     }
     let finished = verdict == FINISHED;
+    let detached = finished && region.no_taskwait();
     let done = warp.lanes(|lane| {
         if lane == 0 && finished {
             Done {
                 task,
-                parent: if region.no_taskwait() {
+                parent: if detached {
                     // Nobody to notify (see "Kernels without waits" in `crate::scheduler`).
                     join::DETACHED
                 } else {
@@ -331,11 +332,11 @@ fn settle(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
             Done::NOTHING
         }
     });
-    s.batch = queue::fold::<1>(warp, finished as u32);
+    s.batch = queue::fold::<1>(warp, finished);
     if finished {
         join::complete(warp, done);
         warp.sync();
-        if region.no_taskwait() {
+        if detached {
             s.owed += 1;
         }
     }
