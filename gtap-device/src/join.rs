@@ -87,13 +87,14 @@ impl Done {
 
 /// The poll of task `id` returned a value (already written to its destination). Returns the
 /// task's parent if the task is finished now, or `None` if children it spawned after its last
-/// wait are still running (the last of them will finish it).
+/// wait are still running (the last of them will finish it). `DETACH`: the launch is a
+/// `no_taskwait` one ([`crate::region::Region::no_taskwait`]).
 #[inline]
-pub(crate) fn returned(lane: &LaneView, id: u32) -> Option<u32> {
+pub(crate) fn returned<const DETACH: bool>(lane: &LaneView, id: u32) -> Option<u32> {
     // SAFETY: the calling lane owns its context.
     let ctx = unsafe { lane.ctx() };
     let region = lane.region();
-    if region.no_taskwait() {
+    if DETACH {
         // Nothing joins in such a launch: the task is finished, whatever it spawned, and has no
         // parent to notify (see "Kernels without waits" in `crate::scheduler`).
         ctx.spawned = 0;
@@ -116,7 +117,8 @@ pub(crate) fn returned(lane: &LaneView, id: u32) -> Option<u32> {
 
 /// Warp, after the fold's release fence: frees the tasks that finished this step, notifies
 /// their parents, and stages each parent whose last child this was (see the module docs).
-pub(crate) fn complete(warp: &Warp, done: Lanes<Done>) {
+/// `DETACH`: the launch is a `no_taskwait` one, whose finished tasks have no parent to notify.
+pub(crate) fn complete<const DETACH: bool>(warp: &Warp, done: Lanes<Done>) {
     let region = warp.region();
     let mut job = done;
     // The slots of the step's own tasks were released by the fold's fence; a COMPLETING parent
@@ -133,7 +135,7 @@ pub(crate) fn complete(warp: &Warp, done: Lanes<Done>) {
             }
             let lane = arch::current_lane();
             pool::free(&lane, d.task, free_order);
-            if d.parent == DETACHED {
+            if DETACH && d.parent == DETACHED {
                 return NONE;
             }
             if d.parent == NONE {
@@ -249,10 +251,10 @@ mod tests {
         let region = launch.region();
         let [p, c1, c2, c3] = [0, 1, 2, 3].map(|i| region.task_id(OWNER, i));
         set_header(region, p, NONE, 3, 1);
-        complete(&runner, lanes(&[(0, c1, p), (7, c2, p)]));
+        complete::<false>(&runner, lanes(&[(0, c1, p), (7, c2, p)]));
         assert_eq!(pending(region, p), 1);
         assert!(!runner.shared().has_staged(2), "one child is still running");
-        complete(&runner, lanes(&[(3, c3, p)]));
+        complete::<false>(&runner, lanes(&[(3, c3, p)]));
         assert_eq!(pending(region, p), 0);
         let shared = runner.shared();
         assert_eq!([shared.staged[0].load(), shared.staged[1].load()], [0, 1]);
@@ -290,9 +292,9 @@ mod tests {
                 parent: p,
             };
         }
-        complete(&runner, done);
+        complete::<false>(&runner, done);
         assert_eq!(launch.error(), None);
-        let batch = queue::fold::<{ queue::KEEP }>(&runner, false);
+        let batch = queue::fold::<{ queue::KEEP }, false>(&runner, false);
         assert_eq!(batch.len, 32, "the kept batch");
         assert_eq!(
             region.queue_meta(RUNNER, 1).count.load(Ordering::Relaxed),
@@ -318,7 +320,7 @@ mod tests {
         set_header(region, p, NONE, 1, SPAWN_QUEUE);
         // SAFETY: as in `set_header`.
         unsafe { (*region.header(p)).queue = 1 };
-        complete(&runner, lanes(&[(5, c, p)]));
+        complete::<false>(&runner, lanes(&[(5, c, p)]));
         let shared = runner.shared();
         assert_eq!([shared.staged[0].load(), shared.staged[1].load()], [0, 1]);
         assert_eq!(shared.keep[1][0].load(), p);
@@ -331,7 +333,7 @@ mod tests {
         let [g, p, c1, c2] = [0, 1, 2, 3].map(|i| region.task_id(OWNER, i));
         set_header(region, g, NONE, 1, 0);
         set_header(region, p, g, 2, COMPLETING);
-        complete(&runner, lanes(&[(4, c1, p), (9, c2, p)]));
+        complete::<false>(&runner, lanes(&[(4, c1, p), (9, c2, p)]));
         assert_eq!([pending(region, p), pending(region, g)], [0, 0]);
         let shared = runner.shared();
         assert_eq!([shared.staged[0].load(), shared.staged[1].load()], [1, 0]);
@@ -350,7 +352,7 @@ mod tests {
         let [g, p, c1] = [0, 1, 2].map(|i| region.task_id(OWNER, i));
         set_header(region, g, NONE, 1, 0);
         set_header(region, p, g, 2, COMPLETING);
-        complete(&runner, lanes(&[(0, c1, p)]));
+        complete::<false>(&runner, lanes(&[(0, c1, p)]));
         assert_eq!([pending(region, p), pending(region, g)], [1, 1]);
         assert!(!runner.shared().has_staged(2));
         assert_eq!(
@@ -365,7 +367,7 @@ mod tests {
         let (launch, runner, owner) = setup();
         let region = launch.region();
         let root = region.task_id(OWNER, 0);
-        complete(&runner, lanes(&[(2, root, NONE)]));
+        complete::<false>(&runner, lanes(&[(2, root, NONE)]));
         assert!(region.control().finished());
         assert!(!region.control().aborted());
         assert_eq!(freed_ids(&owner, 1), [root]);
@@ -377,7 +379,7 @@ mod tests {
         let region = launch.region();
         let [root, c] = [0, 1].map(|i| region.task_id(OWNER, i));
         set_header(region, root, NONE, 1, COMPLETING);
-        complete(&runner, lanes(&[(31, c, root)]));
+        complete::<false>(&runner, lanes(&[(31, c, root)]));
         assert!(region.control().finished());
         assert!(!runner.shared().has_staged(2));
         assert_eq!(freed_ids(&owner, 2), [c, root]);

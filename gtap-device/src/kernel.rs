@@ -169,7 +169,13 @@ mod gpu {
         if warp.id() == 0 {
             worker.start_root(|w| create_root::<T>(w, site, args));
         }
-        worker.run::<T>();
+        // The kernel set or cleared the option in its copy of the launch parameters, so this
+        // test is constant-folded: the kernel holds the scheduler of its own kind of launch.
+        if region.no_taskwait() {
+            worker.run_as::<T, true>();
+        } else {
+            worker.run_as::<T, false>();
+        }
         if warp.region().control().aborted() {
             // No result: the host reports the recorded error instead.
             arch::exit_thread();
@@ -198,7 +204,12 @@ mod gpu {
         if arch::block_index() == 0 {
             worker.start_root(|w| crate::block::task::create_root::<T>(w, site, args));
         }
-        worker.run::<T>();
+        // Constant-folded, as in `entry`.
+        if region.no_taskwait() {
+            worker.run_as::<T, true>();
+        } else {
+            worker.run_as::<T, false>();
+        }
         if warp.region().control().aborted() {
             arch::exit_thread();
         }

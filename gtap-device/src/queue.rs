@@ -401,7 +401,7 @@ pub(crate) struct Batch {
 /// the release fence even when nothing is published (finished tasks are about to notify their
 /// parents). A `no_taskwait` launch counts the folded ids among its live tasks before the
 /// fence (see "Kernels without waits" in [`crate::scheduler`]).
-pub(crate) fn fold<const KEPT: u32>(warp: &Warp, release: bool) -> Batch {
+pub(crate) fn fold<const KEPT: u32, const DETACH: bool>(warp: &Warp, release: bool) -> Batch {
     const { assert!(KEPT >= 1 && KEPT <= KEEP) };
     let region = warp.region();
     let shared = warp.shared();
@@ -439,7 +439,7 @@ pub(crate) fn fold<const KEPT: u32>(warp: &Warp, release: bool) -> Batch {
             NONE
         }
     });
-    if region.no_taskwait() && folded > 0 {
+    if DETACH && folded > 0 {
         // Before the fence, which orders it before the publication below (see "Kernels without
         // waits" in `crate::scheduler`).
         warp.leader_only(|| region.control().count_created(folded));
@@ -550,7 +550,7 @@ mod tests {
             stage_on(&warp, 0, 100..140);
             // Before the fold nothing is published: staged ids are invisible to thieves.
             assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
-            let batch = fold::<KEEP>(&warp, false);
+            let batch = fold::<KEEP, false>(&warp, false);
             assert_eq!((batch.len, batch.queue), (KEEP, 0));
             let kept: Vec<u32> = batch.ids.to_vec();
             assert_eq!(kept, (100..132).collect::<Vec<_>>(), "start {at}");
@@ -572,7 +572,7 @@ mod tests {
         let warp = Warp::new(region, 0, None);
         stage_on(&warp, 0, 10..13);
         stage_on(&warp, 1, 20..25);
-        let batch = fold::<KEEP>(&warp, false);
+        let batch = fold::<KEEP, false>(&warp, false);
         assert_eq!((batch.len, batch.queue), (5, 1));
         assert_eq!(batch.ids[..5], [20, 21, 22, 23, 24]);
         assert!(batch.ids[5..].iter().all(|&id| id == NONE));
@@ -592,7 +592,7 @@ mod tests {
         let warp = Warp::new(region, 0, None);
         stage_on(&warp, 0, 0..40);
         stage_on(&warp, 1, 1000..1035);
-        let batch = fold::<KEEP>(&warp, false);
+        let batch = fold::<KEEP, false>(&warp, false);
         assert_eq!((batch.len, batch.queue), (32, 0));
         assert_eq!(region.queue_meta(0, 1).count.load(Ordering::Relaxed), 35);
         let mut expected: Vec<u32> = (1032..1035).collect();
@@ -604,7 +604,7 @@ mod tests {
     fn an_empty_fold_hands_out_nothing() {
         let launch = Launch::leak(geometry(1, 64, 2));
         let warp = Warp::new(launch.region(), 0, None);
-        let batch = fold::<KEEP>(&warp, true);
+        let batch = fold::<KEEP, false>(&warp, true);
         assert_eq!(batch.len, 0);
         assert!(batch.ids.iter().all(|&id| id == NONE));
     }
@@ -638,7 +638,7 @@ mod tests {
             let warp = Warp::new(region, 0, None);
             preset_positions(region, warp.shared(), 0, at);
             stage_on(&warp, 0, 0..63);
-            let batch = fold::<KEEP>(&warp, false);
+            let batch = fold::<KEEP, false>(&warp, false);
             assert_eq!(
                 batch.ids.to_vec(),
                 (0..32).collect::<Vec<_>>(),
@@ -662,12 +662,12 @@ mod tests {
         let warp = Warp::new(region, 0, None);
         // 32 kept, 64 in the ring, 30 listed.
         stage_on(&warp, 1, 0..126);
-        let _ = fold::<KEEP>(&warp, false);
+        let _ = fold::<KEEP, false>(&warp, false);
         assert_eq!(take_overflow(region, warp.shared(), KEEP), 30);
         assert_eq!(take_overflow(region, warp.shared(), KEEP), 0);
         stage_on(&warp, 0, 0..96);
         stage_on(&warp, 0, 96..128);
-        let _ = fold::<KEEP>(&warp, false);
+        let _ = fold::<KEEP, false>(&warp, false);
         assert_eq!(
             take_overflow(region, warp.shared(), KEEP),
             32,
@@ -681,7 +681,7 @@ mod tests {
         let region = launch.region();
         let owner = Warp::new(region, 0, None);
         stage_on(&owner, 0, 0..64);
-        let _ = fold::<KEEP>(&owner, false);
+        let _ = fold::<KEEP, false>(&owner, false);
         let mut rng = XorShift64::new(5);
         let stolen = try_steal(region, 1, &mut rng, WARP_SIZE, 1).expect("32 ids are published");
         assert_eq!(stolen, claim(0, 0, 32, 0));
@@ -689,7 +689,7 @@ mod tests {
         end_steal(region, 0, 0, 0, 32);
         // The owner last saw the ring full: what does not fit its view goes to the list ...
         stage_on(&owner, 0, 64..128);
-        let _ = fold::<KEEP>(&owner, false);
+        let _ = fold::<KEEP, false>(&owner, false);
         assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
         assert_eq!(
             overflow_ids(region, owner.shared()),
@@ -697,7 +697,7 @@ mod tests {
         );
         // ... and that fold looked at `head` again: the ring is empty, 32 fit behind a batch.
         stage_on(&owner, 0, 0..64);
-        let _ = fold::<KEEP>(&owner, false);
+        let _ = fold::<KEEP, false>(&owner, false);
         assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 32);
         assert_eq!(ring_ids(region, 0, 0, 32, 32), (32..64).collect::<Vec<_>>());
         assert_eq!(owner.shared().overflow.load(), NONE);
@@ -712,7 +712,7 @@ mod tests {
             let owner = Warp::new(region, 0, None);
             preset_positions(region, owner.shared(), 0, at);
             stage_on(&owner, 0, 0..100);
-            let _ = fold::<KEEP>(&owner, false);
+            let _ = fold::<KEEP, false>(&owner, false);
             let mut rng = XorShift64::new(9);
             // 68 published at positions at..at + 68 (ids 32..100).
             let own = pop_own(region, owner.shared(), 0, &mut rng, WARP_SIZE);
@@ -754,7 +754,7 @@ mod tests {
         let launch = Launch::leak(geometry(1, 64, 1));
         let warp = Warp::new(launch.region(), 0, None);
         stage_on(&warp, 0, 0..40);
-        let _ = fold::<KEEP>(&warp, false);
+        let _ = fold::<KEEP, false>(&warp, false);
         assert_eq!(
             try_steal(launch.region(), 0, &mut XorShift64::new(3), WARP_SIZE, 1),
             None
@@ -797,7 +797,7 @@ mod tests {
                 let at = u32::MAX - 1000;
                 preset_positions(region, warp.shared(), 0, at);
                 stage_on(&warp, 0, 0..IDS);
-                let _ = fold::<KEEP>(&warp, false);
+                let _ = fold::<KEEP, false>(&warp, false);
                 let mut rng = XorShift64::new(11);
                 while claimed.load(Ordering::Relaxed) < published {
                     if let Some(own) = pop_own(region, warp.shared(), 0, &mut rng, WARP_SIZE) {

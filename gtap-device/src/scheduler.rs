@@ -77,7 +77,10 @@
 //! subtracted after it finished. So it reaches zero only when no task exists and every worker
 //! has paid what it owed, which every worker does once the work is gone. A step pays one `red`
 //! and no round trip; a subtraction's round trip comes only with running dry. A `taskwait!`
-//! reached in such a launch is the device error `WaitInNoTaskwaitKernel`.
+//! reached in such a launch is the device error `WaitInNoTaskwaitKernel`. The worker, the fold
+//! and the join take the option as a const parameter (`DETACH`); a GPU kernel fixes it in its
+//! own launch parameters, so it compiles only the scheduler of its kind of launch and a kernel
+//! with waits runs no test of the option in its steps.
 //!
 //! **Dispatch.** A record holds a pointer to its task function's poll; a kernel's root task
 //! function is compared against it first and called directly, so its poll is inlined into the
@@ -313,15 +316,19 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     pub(crate) fn start_root(&mut self, create: impl FnOnce(&Warp)) {
         create(self.warp);
         self.warp.sync();
-        self.batch = queue::fold::<BATCH>(self.warp, false);
+        self.batch = if self.warp.region().no_taskwait() {
+            queue::fold::<BATCH, true>(self.warp, false)
+        } else {
+            queue::fold::<BATCH, false>(self.warp, false)
+        };
     }
 
     /// The worker found nothing to run: says so in its status and, in a `no_taskwait` launch,
     /// subtracts the tasks that finished here from the live count, which may end the launch.
     #[inline(always)]
-    pub(crate) fn idle(&mut self) {
+    pub(crate) fn idle<const DETACH: bool>(&mut self) {
         self.publish(WarpState::Searching);
-        if self.owed != 0 {
+        if DETACH && self.owed != 0 {
             let (region, owed) = (self.warp.region(), self.owed);
             self.warp
                 .leader_only(|| region.control().count_finished(owed));
@@ -350,11 +357,23 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
 impl<'w> Worker<'w> {
     /// Runs steps until the launch stops, backing off while idle, then records statistics.
     /// `R` is the kernel's root task function, dispatched without a call through a pointer.
-    pub fn run<R: TaskFunction>(mut self) {
+    pub fn run<R: TaskFunction>(self) {
+        if self.warp.region().no_taskwait() {
+            self.run_as::<R, true>()
+        } else {
+            self.run_as::<R, false>()
+        }
+    }
+
+    /// [`Worker::run`] in a launch whose tasks detach (`DETACH`: a `no_taskwait` launch) or
+    /// join their parents. A GPU kernel calls it with the option its own launch parameters
+    /// fixed, so that it holds only the code of its own kind of launch.
+    #[inline(always)]
+    pub(crate) fn run_as<R: TaskFunction, const DETACH: bool>(mut self) {
         let mut idle_ns = 32;
         loop {
             let start = arch::clock();
-            match self.step::<R>() {
+            match self.step_as::<R, DETACH>() {
                 Step::Worked => idle_ns = 32,
                 Step::Idle => {
                     arch::backoff(idle_ns);
@@ -370,6 +389,16 @@ impl<'w> Worker<'w> {
 
     /// One scheduling step: find a batch if needed, run it, fold what it staged, join.
     pub fn step<R: TaskFunction>(&mut self) -> Step {
+        if self.warp.region().no_taskwait() {
+            self.step_as::<R, true>()
+        } else {
+            self.step_as::<R, false>()
+        }
+    }
+
+    /// [`Worker::step`] of a launch whose tasks detach (`DETACH`) or join.
+    #[inline(always)]
+    fn step_as<R: TaskFunction, const DETACH: bool>(&mut self) -> Step {
         let warp = self.warp;
         let region = warp.region();
         self.steps = self.steps.wrapping_add(1);
@@ -383,8 +412,8 @@ impl<'w> Worker<'w> {
             }
         }
         let start = arch::clock();
-        if self.batch.len == 0 && !self.refill() {
-            self.idle();
+        if self.batch.len == 0 && !self.refill::<DETACH>() {
+            self.idle::<DETACH>();
             if region.traced() {
                 trace::idle_step(warp);
             }
@@ -403,7 +432,7 @@ impl<'w> Worker<'w> {
         let ids = warp.scramble(self.batch.ids);
         let done = warp.each(ids, |_, id| {
             if id != NONE {
-                run_task::<R>(id)
+                run_task::<R, DETACH>(id)
             } else {
                 Done::NOTHING
             }
@@ -416,11 +445,11 @@ impl<'w> Worker<'w> {
         let polled = self.batch.len as u64;
         let finished = Warp::map(done, |d| d.task != NONE);
         let any_finished = warp.any(finished);
-        self.batch = queue::fold::<KEEP>(warp, any_finished);
+        self.batch = queue::fold::<KEEP, DETACH>(warp, any_finished);
         if any_finished {
-            join::complete(warp, done);
+            join::complete::<DETACH>(warp, done);
             warp.sync();
-            if region.no_taskwait() {
+            if DETACH {
                 self.owed += warp.count(finished);
             }
         }
@@ -467,17 +496,17 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     /// Finds a batch: what the last step's joins staged, else the warp's overflow list, else
     /// its own fullest queue, else a steal. Whether it found one.
     #[inline(always)]
-    pub(crate) fn refill(&mut self) -> bool {
-        self.refill_from() != Found::Nothing
+    pub(crate) fn refill<const DETACH: bool>(&mut self) -> bool {
+        self.refill_from::<DETACH>() != Found::Nothing
     }
 
     /// [`Worker::refill`], saying where the batch came from.
     #[inline(always)]
-    pub(crate) fn refill_from(&mut self) -> Found {
+    pub(crate) fn refill_from<const DETACH: bool>(&mut self) -> Found {
         let warp = self.warp;
         let region = warp.region();
         if warp.shared().has_staged(region.num_queues) {
-            self.batch = queue::fold::<BATCH>(warp, false);
+            self.batch = queue::fold::<BATCH, DETACH>(warp, false);
             return Found::Own;
         }
         if warp.shared().overflow.load() != NONE {
@@ -624,7 +653,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
 
 /// Polls task `id` once on the calling lane. Returns the task and its parent if it finished.
 #[inline(always)]
-fn run_task<R: TaskFunction>(id: u32) -> Done {
+fn run_task<R: TaskFunction, const DETACH: bool>(id: u32) -> Done {
     let lane = arch::current_lane();
     let region = lane.region();
     // SAFETY: the calling lane owns its context.
@@ -659,7 +688,7 @@ fn run_task<R: TaskFunction>(id: u32) -> Done {
             poll(h)
         }
     }) {
-        Some(true) => join::returned(&lane, id),
+        Some(true) => join::returned::<DETACH>(&lane, id),
         Some(false) | None => None,
     };
     // SAFETY: as above.

@@ -53,11 +53,23 @@ impl<'w> BlockWorker<'w> {
     }
 
     /// Runs steps until the launch stops, backing off while idle, then records statistics.
-    pub fn run<R: BlockTask>(mut self) {
+    pub fn run<R: BlockTask>(self) {
+        if arch::current_block_lane().region().no_taskwait() {
+            self.run_as::<R, true>()
+        } else {
+            self.run_as::<R, false>()
+        }
+    }
+
+    /// [`BlockWorker::run`] in a launch whose tasks detach (`DETACH`: a `no_taskwait` launch)
+    /// or join their parents. A GPU kernel calls it with the option its own launch parameters
+    /// fixed, so that it holds only the code of its own kind of launch.
+    #[inline(always)]
+    pub(crate) fn run_as<R: BlockTask, const DETACH: bool>(mut self) {
         let mut idle_ns = 32;
         loop {
             let start = arch::clock();
-            match self.step::<R>() {
+            match self.step_as::<R, DETACH>() {
                 Step::Worked => idle_ns = 32,
                 Step::Idle => {
                     arch::backoff(idle_ns);
@@ -75,8 +87,10 @@ impl<'w> BlockWorker<'w> {
         }
     }
 
-    /// One step of the block (collective: every thread of the block calls it).
-    pub fn step<R: BlockTask>(&mut self) -> Step {
+    /// One step of the block (collective: every thread of the block calls it), in a launch
+    /// whose tasks detach (`DETACH`) or join.
+    #[inline(always)]
+    fn step_as<R: BlockTask, const DETACH: bool>(&mut self) -> Step {
         let view = arch::block_view();
         // SAFETY: the block's shared state lives as long as the kernel.
         let shared = unsafe { &*view.shared };
@@ -84,7 +98,7 @@ impl<'w> BlockWorker<'w> {
         self.steps = self.steps.wrapping_add(1);
         let start = arch::clock();
         if let Some(s) = &mut self.scheduler {
-            let task = find(s);
+            let task = find::<DETACH>(s);
             // The lowest live lane, not lane 0: on the GPU thread 0 exits when its task panics,
             // and the block must still see the `STOP` that ends the aborting launch.
             s.warp().leader_only(|| shared.task[slot].store(task));
@@ -112,13 +126,13 @@ impl<'w> BlockWorker<'w> {
         let ended = arch::clock();
         if let Some(s) = &mut self.scheduler {
             let warp = s.warp();
-            let verdict = warp.leader(|| judge(task, shared, view.threads));
+            let verdict = warp.leader(|| judge::<DETACH>(task, shared, view.threads));
             // The step's second test of the trace, after the poll: nothing of it (not even the
             // task's queue) is held in a register across the poll.
             if warp.region().traced() {
                 trace::after_block_poll(warp, verdict);
             }
-            settle(s, task, verdict);
+            settle::<DETACH>(s, task, verdict);
             let now = arch::clock();
             s.count(|st| {
                 st.tasks += 1;
@@ -132,7 +146,7 @@ impl<'w> BlockWorker<'w> {
 }
 
 /// Scheduling warp: the next task (or [`IDLE`], [`STOP`]).
-fn find(s: &mut Worker<'_, 1>) -> u32 {
+fn find<const DETACH: bool>(s: &mut Worker<'_, 1>) -> u32 {
     let warp = s.warp();
     let region = warp.region();
     s.steps = s.steps.wrapping_add(1);
@@ -144,8 +158,8 @@ fn find(s: &mut Worker<'_, 1>) -> u32 {
             return STOP;
         }
     }
-    if s.batch.len == 0 && s.refill_from() == Found::Nothing {
-        s.idle();
+    if s.batch.len == 0 && s.refill_from::<DETACH>() == Found::Nothing {
+        s.idle::<DETACH>();
         if region.traced() {
             trace::idle_step(warp);
         }
@@ -216,8 +230,8 @@ fn poll<R: BlockTask>(task: u32, shared: &BlockShared) -> bool {
 
 /// The scheduling warp's leader (thread 0), after the poll's barrier: decides what happens to
 /// `task` (the collective-wait check) and resets the counters for the next poll, which starts
-/// after the next step's barrier.
-fn judge(task: u32, shared: &BlockShared, threads: u32) -> u32 {
+/// after the next step's barrier. `DETACH`: a `no_taskwait` launch.
+fn judge<const DETACH: bool>(task: u32, shared: &BlockShared, threads: u32) -> u32 {
     let lane = arch::current_block_lane();
     let region = lane.region();
     let h = region.header(task);
@@ -254,7 +268,7 @@ fn judge(task: u32, shared: &BlockShared, threads: u32) -> u32 {
                 .store(spawned, core::sync::atomic::Ordering::Relaxed);
         }
     };
-    if region.no_taskwait() && suspended > 0 {
+    if DETACH && suspended > 0 {
         // Any wait, even one every thread reached, in a launch where nothing joins.
         let site = wait.unwrap_or(&UNKNOWN_WAIT);
         raise(Failure::at(ErrorCode::WaitInNoTaskwaitKernel, site, 0, 0));
@@ -262,7 +276,7 @@ fn judge(task: u32, shared: &BlockShared, threads: u32) -> u32 {
     }
     if returned == threads {
         // In a `no_taskwait` launch the children are detached: the task is finished.
-        if spawned == 0 || region.no_taskwait() {
+        if spawned == 0 || DETACH {
             return FINISHED;
         }
         pending(COMPLETING);
@@ -303,7 +317,7 @@ static UNKNOWN_WAIT: crate::task::Site = crate::task::Site {
 /// Scheduling warp, after the verdict: fold what the step staged (keeping one task for the next
 /// step), free a finished task and notify its parent, restock the pool. A task to poll again
 /// (a wait without children) is the next step's task.
-fn settle(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
+fn settle<const DETACH: bool>(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
     let warp = s.warp();
     let region = warp.region();
     if verdict == POLL_AGAIN {
@@ -315,7 +329,7 @@ fn settle(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
         return;
     }
     let finished = verdict == FINISHED;
-    let detached = finished && region.no_taskwait();
+    let detached = finished && DETACH;
     let done = warp.lanes(|lane| {
         if lane == 0 && finished {
             Done {
@@ -332,9 +346,9 @@ fn settle(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
             Done::NOTHING
         }
     });
-    s.batch = queue::fold::<1>(warp, finished);
+    s.batch = queue::fold::<1, DETACH>(warp, finished);
     if finished {
-        join::complete(warp, done);
+        join::complete::<DETACH>(warp, done);
         warp.sync();
         if detached {
             s.owed += 1;

@@ -13,9 +13,11 @@
 //! the GPU, the `u32` `__gtap_maxnreg_NAME = R`, from which `gtap-builder` gives the kernel's
 //! PTX entry the directive `.maxnreg R`.
 //!
-//! `no_taskwait` makes both bodies start by setting `OPT_NO_TASKWAIT` in their copy of the
-//! launch parameters, so the runtime, on the GPU and in the CPU executor alike, runs the
-//! launch without joins (see "Kernels without waits" in `gtap_device::scheduler`).
+//! Both bodies start by setting (`no_taskwait`) or clearing `OPT_NO_TASKWAIT` in their copy of
+//! the launch parameters, so the runtime, on the GPU and in the CPU executor alike, runs the
+//! launch without joins or with them (see "Kernels without waits" in
+//! `gtap_device::scheduler`). On the GPU the option is then a constant of the kernel, and
+//! `entry!` compiles only the scheduler of its kind of launch.
 //!
 //! Both bodies see the launch parameters as `__gtap_launch: &LaunchParams`, through one
 //! identifier that the lowered `entry!` uses too.
@@ -51,20 +53,25 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Mode::Block { threads } => threads.unwrap_or(0),
         Mode::Thread => 0,
     };
-    // The kernel's own options, set in its copy of the launch parameters before `entry!`.
-    let options = no_taskwait.then(|| {
-        quote! {
-            let #launch = &::gtap::__private::LaunchParams {
-                options: #launch.options | ::gtap::__private::OPT_NO_TASKWAIT,
-                ..*#launch
-            };
-        }
-    });
+    // The kernel's own options, set or cleared in its copy of the launch parameters before
+    // `entry!`: a constant there, so that on the GPU the kernel holds only the scheduler of its
+    // own kind of launch.
+    let options = if no_taskwait {
+        quote!(#launch.options | ::gtap::__private::OPT_NO_TASKWAIT)
+    } else {
+        quote!(#launch.options & !::gtap::__private::OPT_NO_TASKWAIT)
+    };
+    let options = quote! {
+        let #launch = &::gtap::__private::LaunchParams {
+            options: #options,
+            ..*#launch
+        };
+    };
     let host_body = quote!({ #options #host_body });
     let host = host(&sig, &launch, &host_body, diags.has_errors(), threads);
     // The device build of a kernel with errors would only repeat them.
-    let device = (!diags.has_errors())
-        .then(|| device(&sig, &launch, &block, max_registers, options.as_ref()));
+    let device =
+        (!diags.has_errors()).then(|| device(&sig, &launch, &block, max_registers, &options));
     quote!(#errors #host #device)
 }
 
@@ -133,7 +140,7 @@ fn device(
     launch: &Ident,
     body: &syn::Block,
     max_registers: Option<u32>,
-    options: Option<&TokenStream>,
+    options: &TokenStream,
 ) -> TokenStream {
     let Signature {
         vis,
