@@ -129,6 +129,14 @@ pub fn catalog(o: &Options) -> Vec<Slot> {
             true,
             move || Box::new(Cilksort::new(cilksort_n)),
         ),
+        gtap_only(
+            "the same sort without unsafe (parts handed back through the waits); GTaP has no such variant",
+            run(
+                format!("cilksort{}_parts", size_label(cilksort_n)),
+                false,
+                move || Box::new(Cilksort::parts(cilksort_n)),
+            ),
+        ),
         run(
             format!("mergesort{}", size_label(mergesort_n)),
             true,

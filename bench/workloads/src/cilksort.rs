@@ -13,11 +13,17 @@
 //! (`cilksort_queue_3.cu`'s clauses). With one queue, every clause is queue 0, which is exactly
 //! `cilksort_queue_1.cu` (no clauses): one pair of task functions serves both.
 //!
-//! Every task owns the ranges it reads and writes as [`Part`]s and hands them back in its
-//! result ([`Sorted`], [`Merged`]); the parent joins the returned halves with the
-//! [`Loan`](gtap::Loan)s it kept, so no task function needs `unsafe`.
+//! These task functions pass their ranges as shared views ([`SliceMut`]), a pointer and a length
+//! each, as GTaP's pass `int*` and `int`: a record holds its arguments and nothing else, and a
+//! task claims its ranges as [`Part`](gtap::Part)s where it reads or writes them, which is `unsafe` (the
+//! task graph, not the type system, keeps the ranges of running tasks apart). [`parts`] is the
+//! same sort without `unsafe`: every task owns its ranges as parts and hands them back in its
+//! result, at the price of larger records (its label ends in `_parts`; `bench/NOTES.md` entry 29
+//! has both measured).
 
-use gtap::{Part, SliceMut};
+use gtap::SliceMut;
+
+pub mod parts;
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod host;
@@ -121,39 +127,6 @@ pub fn quarters(n: u32) -> (u32, u32, u32, u32) {
     (len1, len12 - len1, len3, len34 - len3)
 }
 
-/// A sorted range and its scratch range, handed back to the parent that lent them.
-#[derive(Default)]
-pub struct Sorted {
-    /// The sorted values.
-    pub data: Part<i32>,
-    /// The scratch values, as long.
-    pub tmp: Part<i32>,
-}
-
-/// The two inputs of a merge and the range they were merged into, handed back to the parent.
-#[derive(Default)]
-pub struct Merged {
-    /// The first input, as passed.
-    pub a: Part<i32>,
-    /// The second input, as passed.
-    pub b: Part<i32>,
-    /// The merged values.
-    pub dst: Part<i32>,
-}
-
-impl Merged {
-    /// The parts in the order the parent passed them, from the longer and shorter input.
-    #[inline(always)]
-    fn back(swapped: bool, long: Part<i32>, short: Part<i32>, dst: Part<i32>) -> Self {
-        let (a, b) = if swapped {
-            (short, long)
-        } else {
-            (long, short)
-        };
-        Self { a, b, dst }
-    }
-}
-
 /// Copies `src` to the front of `dst`.
 #[inline(always)]
 fn copy(src: &[i32], dst: &mut [i32]) {
@@ -162,89 +135,118 @@ fn copy(src: &[i32], dst: &mut [i32]) {
     }
 }
 
-/// Merges the sorted `a` and `b` into `dst` (as long as both) and hands all three back.
-#[gtap::function]
-pub fn cilkmerge(a: Part<i32>, b: Part<i32>, mut dst: Part<i32>) -> Merged {
-    let swapped = a.len() < b.len();
-    let (long, short) = if swapped { (b, a) } else { (a, b) };
-    if short.is_empty() {
-        copy(&long, &mut dst);
-        return Merged::back(swapped, long, short, dst);
-    }
-    if long.len() + short.len() < MERGE_CUTOFF as usize {
-        merge(&long, &short, &mut dst);
-        return Merged::back(swapped, long, short, dst);
+/// A merge task's ranges: two sorted inputs and the range they are merged into.
+type MergeRanges = (SliceMut<i32>, SliceMut<i32>, SliceMut<i32>);
+
+/// A merge task's work before its children: merges `a` and `b` into `dst` when the inputs are
+/// shorter than `cutoff` together (or one is empty) and returns `None`, else splits the three
+/// ranges for two child merges (the longer input at its middle, the other by binary search).
+///
+/// A function of its own, so that the views it reads exist only here: a local of a task
+/// function whose method is called (`len`) stays in the record across the wait.
+///
+/// # Safety
+/// The ranges are the calling task's: disjoint from each other and from every range another
+/// running task uses (what the sort's task graph ensures: the parent passes disjoint ranges and
+/// does not touch them until the task and its children are finished).
+#[inline(always)]
+unsafe fn merge_or_split(
+    a: SliceMut<i32>,
+    b: SliceMut<i32>,
+    dst: SliceMut<i32>,
+    cutoff: u32,
+) -> Option<[MergeRanges; 2]> {
+    let (long, short) = if a.len() < b.len() { (b, a) } else { (a, b) };
+    if short.is_empty() || long.len() + short.len() < cutoff as usize {
+        // SAFETY: per the contract.
+        let (long, short, mut dst) = unsafe { (long.claim(), short.claim(), dst.claim()) };
+        if short.is_empty() {
+            copy(&long, &mut dst);
+        } else {
+            merge(&long, &short, &mut dst);
+        }
+        return None;
     }
     let long_split = long.len().div_ceil(2);
-    let short_split = merge_split(&long, &short);
-    let (long1, long2, long_loan) = long.lend(long_split);
-    let (short1, short2, short_loan) = short.lend(short_split);
-    let (dst1, dst2, dst_loan) = dst.lend(long_split + short_split);
-    let (mut left, mut right) = (Merged::default(), Merged::default());
-    gtap::task!(left = cilkmerge(long1, short1, dst1));
-    gtap::task!(right = cilkmerge(long2, short2, dst2));
-    gtap::taskwait!();
-    Merged::back(
-        swapped,
-        long_loan.join(left.a, right.a),
-        short_loan.join(left.b, right.b),
-        dst_loan.join(left.dst, right.dst),
-    )
+    let short_split = {
+        // SAFETY: per the contract; read before any child runs.
+        let (long, short) = unsafe { (long.claim(), short.claim()) };
+        merge_split(&long, &short)
+    };
+    let (long1, long2) = long.split_at(long_split);
+    let (short1, short2) = short.split_at(short_split);
+    let (dst1, dst2) = dst.split_at(long_split + short_split);
+    Some([(long1, short1, dst1), (long2, short2, dst2)])
 }
 
-/// Sorts `data`, using `tmp` (as long) as scratch, and hands both back.
+/// Merges the sorted `a` and `b` into `dst` (as long as both).
+///
+/// The three ranges are the task's own: the parent passes disjoint ranges and does not touch
+/// them until this task and its children are finished.
 #[gtap::function]
-pub fn cilksort(mut data: Part<i32>, tmp: Part<i32>) -> Sorted {
+pub fn cilkmerge(a: SliceMut<i32>, b: SliceMut<i32>, dst: SliceMut<i32>) {
+    // SAFETY: the task's own ranges (above).
+    let Some([(a1, b1, dst1), (a2, b2, dst2)]) =
+        (unsafe { merge_or_split(a, b, dst, MERGE_CUTOFF) })
+    else {
+        return;
+    };
+    gtap::task!(cilkmerge(a1, b1, dst1));
+    gtap::task!(cilkmerge(a2, b2, dst2));
+    gtap::taskwait!();
+}
+
+/// Sorts `data`, using `tmp` (as long) as scratch.
+///
+/// Both ranges are the task's own: its children get disjoint quarters of them, and each wait
+/// ends the children that used them before the next step passes them on again.
+#[gtap::function]
+pub fn cilksort(data: SliceMut<i32>, tmp: SliceMut<i32>) {
     let n = data.len() as u32;
     if n < SORT_CUTOFF {
-        sort_small::<{ SORT_CUTOFF as usize }>(&mut data);
-        return Sorted { data, tmp };
+        // SAFETY: the task's own range (above).
+        sort_small::<{ SORT_CUTOFF as usize }>(&mut unsafe { data.claim() });
+        return;
     }
-    let (len1, len2, len3, _) = quarters(n);
-    let (d12, d34, data_loan) = data.lend((len1 + len2) as usize);
-    let (d1, d2, d12_loan) = d12.lend(len1 as usize);
-    let (d3, d4, d34_loan) = d34.lend(len3 as usize);
-    let (t12, t34, tmp_loan) = tmp.lend((len1 + len2) as usize);
-    let (t1, t2, t12_loan) = t12.lend(len1 as usize);
-    let (t3, t4, t34_loan) = t34.lend(len3 as usize);
-    let mut q: [Sorted; 4] = Default::default();
-    gtap::task!(q[0] = cilksort(d1, t1));
-    gtap::task!(q[1] = cilksort(d2, t2));
-    gtap::task!(q[2] = cilksort(d3, t3));
-    gtap::task!(q[3] = cilksort(d4, t4));
+    let [d1, d2, d3, d4] = quartered(data);
+    let [t1, t2, t3, t4] = quartered(tmp);
+    gtap::task!(cilksort(d1, t1));
+    gtap::task!(cilksort(d2, t2));
+    gtap::task!(cilksort(d3, t3));
+    gtap::task!(cilksort(d4, t4));
     gtap::taskwait!();
-    let [q1, q2, q3, q4] = q;
-    let (mut m12, mut m34) = (Merged::default(), Merged::default());
-    gtap::task!(m12 = cilkmerge(q1.data, q2.data, t12_loan.join(q1.tmp, q2.tmp)));
-    gtap::task!(m34 = cilkmerge(q3.data, q4.data, t34_loan.join(q3.tmp, q4.tmp)));
+    let [d1, d2, d3, d4] = quartered(data);
+    let (t12, t34) = halved(tmp);
+    gtap::task!(cilkmerge(d1, d2, t12));
+    gtap::task!(cilkmerge(d3, d4, t34));
     gtap::taskwait!();
-    let data = data_loan.join(d12_loan.join(m12.a, m12.b), d34_loan.join(m34.a, m34.b));
-    let mut all = Merged::default();
-    gtap::task!(all = cilkmerge(m12.dst, m34.dst, data));
+    let (t12, t34) = halved(tmp);
+    gtap::task!(cilkmerge(t12, t34, data));
     gtap::taskwait!();
-    Sorted {
-        data: all.dst,
-        tmp: tmp_loan.join(all.a, all.b),
-    }
 }
 
-/// The root task: sorts `data` through [`cilksort`] (a kernel's result must be `Copy`, which
-/// the parts that come back are not).
-#[gtap::function]
-pub fn cilksort_root(data: Part<i32>, tmp: Part<i32>) {
-    let mut sorted = Sorted::default();
-    gtap::task!(sorted = cilksort(data, tmp));
-    gtap::taskwait!();
-    // The parts handed back end here: the kernel returns nothing.
-    let _ = sorted;
+/// A view split into cilksort's quarters ([`quarters`]).
+#[inline(always)]
+fn quartered(v: SliceMut<i32>) -> [SliceMut<i32>; 4] {
+    let (len1, len2, len3, _) = quarters(v.len() as u32);
+    let (v12, v34) = v.split_at((len1 + len2) as usize);
+    let (v1, v2) = v12.split_at(len1 as usize);
+    let (v3, v4) = v34.split_at(len3 as usize);
+    [v1, v2, v3, v4]
+}
+
+/// A view split into cilksort's halves (its first two quarters and its last two).
+#[inline(always)]
+fn halved(v: SliceMut<i32>) -> (SliceMut<i32>, SliceMut<i32>) {
+    let (len1, len2, _, _) = quarters(v.len() as u32);
+    v.split_at((len1 + len2) as usize)
 }
 
 /// Root kernel of [`cilksort`]: sorts `data` (at most `u32::MAX` values) using `tmp` (as long).
+/// The host passes two distinct buffers that nothing else reaches during the launch.
 #[gtap::kernel]
 pub fn cilksort_kernel(data: SliceMut<i32>, tmp: SliceMut<i32>) {
-    // SAFETY: the host passes two distinct buffers and nothing else reaches them.
-    let (data, tmp) = unsafe { (data.claim(), tmp.claim()) };
-    gtap::entry!(cilksort_root(data, tmp))
+    gtap::entry!(cilksort(data, tmp))
 }
 
 /// The EPAQ queue for a child that will run sequentially (`small`): `queue` if the runtime has
@@ -260,115 +262,68 @@ fn epaq_queue(small: bool, queue: u32) -> u32 {
 
 /// [`cilkmerge`] with cutoff [`EPAQ_CUTOFF`]; sequential merges go to queue 2.
 #[gtap::function]
-pub fn cilkmerge_epaq(a: Part<i32>, b: Part<i32>, mut dst: Part<i32>) -> Merged {
-    let swapped = a.len() < b.len();
-    let (long, short) = if swapped { (b, a) } else { (a, b) };
-    if short.is_empty() {
-        copy(&long, &mut dst);
-        return Merged::back(swapped, long, short, dst);
-    }
-    if long.len() + short.len() < EPAQ_CUTOFF as usize {
-        merge(&long, &short, &mut dst);
-        return Merged::back(swapped, long, short, dst);
-    }
-    let long_split = long.len().div_ceil(2);
-    let short_split = merge_split(&long, &short);
-    let small1 = long_split + short_split < EPAQ_CUTOFF as usize;
-    let small2 = long.len() + short.len() - long_split - short_split < EPAQ_CUTOFF as usize;
-    let (long1, long2, long_loan) = long.lend(long_split);
-    let (short1, short2, short_loan) = short.lend(short_split);
-    let (dst1, dst2, dst_loan) = dst.lend(long_split + short_split);
-    let (mut left, mut right) = (Merged::default(), Merged::default());
-    gtap::task!(
-        queue(epaq_queue(small1, 2)),
-        left = cilkmerge_epaq(long1, short1, dst1)
-    );
-    gtap::task!(
-        queue(epaq_queue(small2, 2)),
-        right = cilkmerge_epaq(long2, short2, dst2)
-    );
+pub fn cilkmerge_epaq(a: SliceMut<i32>, b: SliceMut<i32>, dst: SliceMut<i32>) {
+    // SAFETY: the task's own ranges (see `cilkmerge`).
+    let Some([(a1, b1, dst1), (a2, b2, dst2)]) =
+        (unsafe { merge_or_split(a, b, dst, EPAQ_CUTOFF) })
+    else {
+        return;
+    };
+    // By value: a borrowed local would stay in the record across the wait.
+    let small = |dst: SliceMut<i32>| dst.len() < EPAQ_CUTOFF as usize;
+    let (small1, small2) = (small(dst1), small(dst2));
+    gtap::task!(queue(epaq_queue(small1, 2)), cilkmerge_epaq(a1, b1, dst1));
+    gtap::task!(queue(epaq_queue(small2, 2)), cilkmerge_epaq(a2, b2, dst2));
     gtap::taskwait!();
-    Merged::back(
-        swapped,
-        long_loan.join(left.a, right.a),
-        short_loan.join(left.b, right.b),
-        dst_loan.join(left.dst, right.dst),
-    )
 }
 
 /// [`cilksort`] with cutoff [`EPAQ_CUTOFF`]; sequential sorts go to queue 1, sequential merges
 /// to queue 2.
 #[gtap::function]
-pub fn cilksort_epaq(mut data: Part<i32>, tmp: Part<i32>) -> Sorted {
+pub fn cilksort_epaq(data: SliceMut<i32>, tmp: SliceMut<i32>) {
     let n = data.len() as u32;
     if n < EPAQ_CUTOFF {
-        sort_small::<{ EPAQ_CUTOFF as usize }>(&mut data);
-        return Sorted { data, tmp };
+        // SAFETY: the task's own range (see `cilksort`).
+        sort_small::<{ EPAQ_CUTOFF as usize }>(&mut unsafe { data.claim() });
+        return;
     }
     let (len1, len2, len3, len4) = quarters(n);
     let (len12, len34) = (len1 + len2, len3 + len4);
-    let (d12, d34, data_loan) = data.lend(len12 as usize);
-    let (d1, d2, d12_loan) = d12.lend(len1 as usize);
-    let (d3, d4, d34_loan) = d34.lend(len3 as usize);
-    let (t12, t34, tmp_loan) = tmp.lend(len12 as usize);
-    let (t1, t2, t12_loan) = t12.lend(len1 as usize);
-    let (t3, t4, t34_loan) = t34.lend(len3 as usize);
-    let mut q: [Sorted; 4] = Default::default();
+    let [d1, d2, d3, d4] = quartered(data);
+    let [t1, t2, t3, t4] = quartered(tmp);
     gtap::task!(
         queue(epaq_queue(len1 < EPAQ_CUTOFF, 1)),
-        q[0] = cilksort_epaq(d1, t1)
+        cilksort_epaq(d1, t1)
     );
     gtap::task!(
         queue(epaq_queue(len2 < EPAQ_CUTOFF, 1)),
-        q[1] = cilksort_epaq(d2, t2)
+        cilksort_epaq(d2, t2)
     );
     gtap::task!(
         queue(epaq_queue(len3 < EPAQ_CUTOFF, 1)),
-        q[2] = cilksort_epaq(d3, t3)
+        cilksort_epaq(d3, t3)
     );
     gtap::task!(
         queue(epaq_queue(len4 < EPAQ_CUTOFF, 1)),
-        q[3] = cilksort_epaq(d4, t4)
+        cilksort_epaq(d4, t4)
     );
     gtap::taskwait!();
-    let [q1, q2, q3, q4] = q;
-    let (mut m12, mut m34) = (Merged::default(), Merged::default());
+    let [d1, d2, d3, d4] = quartered(data);
+    let (t12, t34) = halved(tmp);
+    let (len12, len34) = (len12 < EPAQ_CUTOFF, len34 < EPAQ_CUTOFF);
+    gtap::task!(queue(epaq_queue(len12, 2)), cilkmerge_epaq(d1, d2, t12));
+    gtap::task!(queue(epaq_queue(len34, 2)), cilkmerge_epaq(d3, d4, t34));
+    gtap::taskwait!();
+    let (t12, t34) = halved(tmp);
     gtap::task!(
-        queue(epaq_queue(len12 < EPAQ_CUTOFF, 2)),
-        m12 = cilkmerge_epaq(q1.data, q2.data, t12_loan.join(q1.tmp, q2.tmp))
-    );
-    gtap::task!(
-        queue(epaq_queue(len34 < EPAQ_CUTOFF, 2)),
-        m34 = cilkmerge_epaq(q3.data, q4.data, t34_loan.join(q3.tmp, q4.tmp))
+        queue(epaq_queue(data.len() < EPAQ_CUTOFF as usize, 2)),
+        cilkmerge_epaq(t12, t34, data)
     );
     gtap::taskwait!();
-    let data = data_loan.join(d12_loan.join(m12.a, m12.b), d34_loan.join(m34.a, m34.b));
-    let mut all = Merged::default();
-    gtap::task!(
-        queue(epaq_queue(n < EPAQ_CUTOFF, 2)),
-        all = cilkmerge_epaq(m12.dst, m34.dst, data)
-    );
-    gtap::taskwait!();
-    Sorted {
-        data: all.dst,
-        tmp: tmp_loan.join(all.a, all.b),
-    }
 }
 
-/// The root task of the EPAQ variant: sorts `data` through [`cilksort_epaq`].
-#[gtap::function]
-pub fn cilksort_epaq_root(data: Part<i32>, tmp: Part<i32>) {
-    let mut sorted = Sorted::default();
-    gtap::task!(sorted = cilksort_epaq(data, tmp));
-    gtap::taskwait!();
-    // The parts handed back end here: the kernel returns nothing.
-    let _ = sorted;
-}
-
-/// Root kernel of [`cilksort_epaq`].
+/// Root kernel of [`cilksort_epaq`] (the host passes buffers as to [`cilksort_kernel`]).
 #[gtap::kernel]
 pub fn cilksort_epaq_kernel(data: SliceMut<i32>, tmp: SliceMut<i32>) {
-    // SAFETY: the host passes two distinct buffers and nothing else reaches them.
-    let (data, tmp) = unsafe { (data.claim(), tmp.claim()) };
-    gtap::entry!(cilksort_epaq_root(data, tmp))
+    gtap::entry!(cilksort_epaq(data, tmp))
 }

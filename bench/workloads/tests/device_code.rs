@@ -15,14 +15,12 @@ const KERNELS: &[(&str, &[&str])] = &[
     ("tree_kernel", &["tree_work"]),
     ("tree_epaq_kernel", &["tree_work_epaq"]),
     ("probtree_kernel", &["probtree_work"]),
+    ("cilksort_kernel", &["cilkmerge", "cilksort"]),
     (
-        "cilksort_kernel",
-        &["cilkmerge", "cilksort", "cilksort_root"],
+        "cilksort_parts_kernel",
+        &["cilkmerge_parts", "cilksort_parts", "cilksort_parts_root"],
     ),
-    (
-        "cilksort_epaq_kernel",
-        &["cilkmerge_epaq", "cilksort_epaq", "cilksort_epaq_root"],
-    ),
+    ("cilksort_epaq_kernel", &["cilkmerge_epaq", "cilksort_epaq"]),
     ("mergesort_kernel", &["mergesort", "mergesort_root"]),
     ("bfs_kernel", &["bfs"]),
     ("spmv_kernel", &["range_spmv", "spmv_row"]),

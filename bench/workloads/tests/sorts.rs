@@ -44,6 +44,7 @@ fn gen_vector_matches_gtap_generator() {
 #[test]
 fn labels_follow_the_baseline() {
     assert_eq!(Cilksort::new(1000).label(), "cilksort1e3");
+    assert_eq!(Cilksort::parts(1000).label(), "cilksort1e3_parts");
     assert_eq!(Cilksort::epaq(5000, 3).label(), "cilksort5e3_cutoff256_q3");
     assert_eq!(Mergesort::new(1234).label(), "mergesort1234");
     assert_eq!(size_label(100_000_000), "1e8");
@@ -56,6 +57,13 @@ fn cilksort_sorts() {
     // Sizes around the cutoffs and uneven quarters, then one with several levels.
     for n in [0, 1, 63, 64, 65, 255, 257, 1000, 20_011] {
         check_all_runners(Cilksort::new(n));
+    }
+}
+
+#[test]
+fn cilksort_over_parts_sorts() {
+    for n in [0, 1, 63, 64, 65, 255, 257, 1000, 20_011] {
+        check_all_runners(Cilksort::parts(n));
     }
 }
 

@@ -6,16 +6,20 @@ use std::string::String;
 use std::vec;
 use std::vec::Vec;
 
+use super::parts::cilksort_parts_kernel;
 use super::{EPAQ_CUTOFF, MERGE_CUTOFF, SORT_CUTOFF, merge, merge_split, quarters, sort_small};
 use super::{cilksort_epaq_kernel, cilksort_kernel};
 use crate::measure::{Sample, Workload};
 use crate::sort_case::{SortCase, fork, size_label, task_memory};
 
-/// Which cilksort: GTaP's comparison build, or the EPAQ build with one or three queues.
+/// Which cilksort: GTaP's comparison build (over views or parts), or the EPAQ build with one or
+/// three queues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Variant {
     /// Cutoffs 64 (sort) and 256 (merge), one queue (`gtap_cilksort.cu`).
     Plain,
+    /// [`Variant::Plain`] without `unsafe`, over parts ([`super::parts`]).
+    Parts,
     /// Cutoffs [`EPAQ_CUTOFF`], with this many queues (`cilksort_queue_{1,3}.cu`).
     Epaq { queues: u32 },
 }
@@ -35,6 +39,15 @@ impl Cilksort {
         }
     }
 
+    /// The same sort over parts, without `unsafe` (label `cilksort<n>_parts`; see
+    /// [`super::parts`]).
+    pub fn parts(n: usize) -> Self {
+        Self {
+            variant: Variant::Parts,
+            case: SortCase::new(n),
+        }
+    }
+
     /// The EPAQ cilksort with cutoffs 256 on `queues` queues, 1 or 3 (label
     /// `cilksort<n>_cutoff256_q<queues>`).
     pub fn epaq(n: usize, queues: u32) -> Self {
@@ -45,10 +58,18 @@ impl Cilksort {
     }
 }
 
+impl Cilksort {
+    /// Whether this is the EPAQ build (its cutoffs differ).
+    fn is_epaq(&self) -> bool {
+        matches!(self.variant, Variant::Epaq { .. })
+    }
+}
+
 impl Workload for Cilksort {
     fn label(&self) -> String {
         match self.variant {
             Variant::Plain => format!("cilksort{}", size_label(self.case.len())),
+            Variant::Parts => format!("cilksort{}_parts", size_label(self.case.len())),
             Variant::Epaq { queues } => format!(
                 "cilksort{}_cutoff{EPAQ_CUTOFF}_q{queues}",
                 size_label(self.case.len())
@@ -58,7 +79,7 @@ impl Workload for Cilksort {
 
     fn config(&self) -> gtap_host::Config {
         let queues = match self.variant {
-            Variant::Plain => 1,
+            Variant::Plain | Variant::Parts => 1,
             Variant::Epaq { queues } => queues,
         };
         gtap_host::Config::new()
@@ -70,18 +91,19 @@ impl Workload for Cilksort {
         let variant = self.variant;
         self.case.time_gpu(rt, |rt, data, tmp| match variant {
             Variant::Plain => rt.launch(cilksort_kernel, (data, tmp)),
+            Variant::Parts => rt.launch(cilksort_parts_kernel, (data, tmp)),
             Variant::Epaq { .. } => rt.launch(cilksort_epaq_kernel, (data, tmp)),
         })
     }
 
     fn sequential(&mut self) -> Result<Sample, String> {
         self.case
-            .time_host(|d, t| run_host(self.variant != Variant::Plain, false, d, t))
+            .time_host(|d, t| run_host(self.is_epaq(), false, d, t))
     }
 
     fn rayon(&mut self) -> Result<Sample, String> {
         self.case
-            .time_host(|d, t| run_host(self.variant != Variant::Plain, true, d, t))
+            .time_host(|d, t| run_host(self.is_epaq(), true, d, t))
     }
 }
 
@@ -166,10 +188,12 @@ fn merge_rec<const MERGE: usize>(
     );
 }
 
-/// Cilksort at the paper's sizes: `cilksort1e8`, `cilksort5e7_cutoff256_q3` and `_q1`.
+/// Cilksort at the paper's sizes: `cilksort1e8` (and `_parts`), `cilksort5e7_cutoff256_q3` and
+/// `_q1`.
 pub fn paper() -> Vec<Box<dyn Workload>> {
     vec![
         Box::new(Cilksort::new(100_000_000)),
+        Box::new(Cilksort::parts(100_000_000)),
         Box::new(Cilksort::epaq(50_000_000, 3)),
         Box::new(Cilksort::epaq(50_000_000, 1)),
     ]
@@ -179,6 +203,7 @@ pub fn paper() -> Vec<Box<dyn Workload>> {
 pub fn quick() -> Vec<Box<dyn Workload>> {
     vec![
         Box::new(Cilksort::new(100_000)),
+        Box::new(Cilksort::parts(100_000)),
         Box::new(Cilksort::epaq(50_000, 3)),
         Box::new(Cilksort::epaq(50_000, 1)),
     ]
