@@ -569,27 +569,9 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     }
 
     /// Takes the next batch off the warp's overflow list (see the `queue` module docs).
-    #[inline(never)]
+    #[inline(always)]
     fn take_overflow(&mut self) {
-        let warp = self.warp;
-        let shared = warp.shared();
-        let n = warp.leader(|| queue::take_overflow(warp.region(), shared, BATCH));
-        // The leader's list walk and writes of `keep[0]` come before the lanes' reads.
-        warp.sync();
-        let ids = warp.lanes(|lane| {
-            if lane < n {
-                shared.keep[0][lane as usize].load()
-            } else {
-                NONE
-            }
-        });
-        // Nobody stages into `keep` again before every lane has taken its id out of it.
-        warp.sync();
-        self.batch = Batch {
-            ids,
-            len: n,
-            queue: 0,
-        };
+        self.batch = take_overflow::<BATCH>(self.warp);
     }
 
     /// Refills the warp's stash of free task ids for the next step.
@@ -648,6 +630,31 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
                 .status(me)
                 .publish(WarpState::Stopped, s.steps as u32);
         });
+    }
+}
+
+/// [`Worker::take_overflow`]: the next batch of up to `BATCH` ids off the warp's overflow list.
+/// Out of line (the list is the rare path), and a function of the warp alone: a call that took
+/// the worker by reference would keep the worker in local memory in every step.
+#[inline(never)]
+fn take_overflow<const BATCH: u32>(warp: &Warp) -> Batch {
+    let shared = warp.shared();
+    let n = warp.leader(|| queue::take_overflow(warp.region(), shared, BATCH));
+    // The leader's list walk and writes of `keep[0]` come before the lanes' reads.
+    warp.sync();
+    let ids = warp.lanes(|lane| {
+        if lane < n {
+            shared.keep[0][lane as usize].load()
+        } else {
+            NONE
+        }
+    });
+    // Nobody stages into `keep` again before every lane has taken its id out of it.
+    warp.sync();
+    Batch {
+        ids,
+        len: n,
+        queue: 0,
     }
 }
 
