@@ -93,11 +93,12 @@ pub fn bfs_block_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, 
     gtap::entry!(bfs_block(row, col, depth, source))
 }
 
-/// Root kernel of [`bfs`] from `source`; `depth` holds [`INF`] for every vertex. At most 64
-/// registers a thread: 32 warps a multiprocessor instead of 16, for a search that waits on
-/// memory in every lane (24 % faster on the H200's R-MAT graph, see `bench/NOTES.md`). No task
+/// Root kernel of [`bfs`] from `source`; `depth` holds [`INF`] for every vertex. At most 72
+/// registers a thread: 28 warps a multiprocessor instead of 16, for a search that waits on
+/// memory in every lane (`bench/NOTES.md` entries 18 and 31: 64 spilled more once the
+/// scheduler's state stayed in registers, 72 is 6 % faster on the grid graph). No task
 /// waits: `no_taskwait`, as GTaP builds it (`-DGTAP_ASSUME_NO_TASKWAIT`).
-#[gtap::kernel(max_registers = 64, no_taskwait)]
+#[gtap::kernel(max_registers = 72, no_taskwait)]
 pub fn bfs_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, source: i32) {
     // Every thread runs this, as in GTaP's kernel; all store the same 0.
     depth.atomic_min(source as usize, 0);
