@@ -14,7 +14,8 @@
 #   scaling     gtap fib(35) over grid sizes                                       (<1 min)
 #   block       block mode beside thread mode (binary tree, BFS, SpMV), gtap and GTaP (BLOCK_LABELS)
 #   hot         the labels of the thread-mode hot-path work (issue 12): its targets (fib, EPAQ
-#               fib, N-Queens, the trees, cilksort) and the B-ary and EPAQ trees (HOT_LABELS);
+#               fib, N-Queens, the trees, cilksort) and the EPAQ cilksorts, the B-ary and EPAQ
+#               trees (HOT_LABELS);
 #               with GTAP_BENCH_ARGS=--no-cpu a few minutes
 #   profile     gtap only, no GTaP baseline needed: `gtap-bench profile` traces fib(30) and the
 #               binary tree (tree22_thread), writes OUT_DIR/profile/<label>.trace.json (open in
@@ -67,10 +68,12 @@ MAIN1_LABELS=(fib40 fib40_cutoff14_q3 fib40_cutoff14_q1 nqueens16 tree22_thread 
 MAIN2_LABELS=(bfs_rmat22_thread bfs_rmat22_block nqueens16_cutoff7_q2 nqueens16_cutoff7_q1
     tree20_epaq_q3 tree20_epaq_q1 cilksort5e7_cutoff256_q3 cilksort5e7_cutoff256_q1
     spmv1m_thread spmv1m_block)
-# The workloads the hot-path changes are measured on, and the gtap-only join form of N-Queens.
+# The workloads the hot-path changes are measured on, and the gtap-only join form of N-Queens
+# and parts form of cilksort.
 HOT_LABELS=(fib40 fib40_cutoff14_q3 fib40_cutoff14_q1 nqueens16 tree22_thread cilksort1e8
-    probtree34_thread tree20_epaq_q3 tree20_epaq_q1)
-HOT_GTAP_ONLY=(nqueens16_join)
+    cilksort5e7_cutoff256_q3 cilksort5e7_cutoff256_q1 probtree34_thread tree20_epaq_q3
+    tree20_epaq_q1)
+HOT_GTAP_ONLY=(nqueens16_join cilksort1e8_parts)
 BLOCK_LABELS=(tree22_block tree22_thread bfs_rmat22_block bfs_rmat22_thread spmv1m_block
     spmv1m_thread)
 BLOCK_GTAP_ONLY=(bfs_grid1024_block bfs_grid1024_thread)
