@@ -73,6 +73,14 @@ struct Runtimes {
 const KEPT_RUNTIMES: usize = 3;
 
 impl Runtimes {
+    fn make(&self, config: &gtap_host::Config) -> Result<Runtime, Error> {
+        match self.target {
+            Target::Gpu => Runtime::gpu(&DEVICE_CODE, config),
+            Target::CpuExecutor(mode) => Runtime::cpu(mode, config),
+            Target::None => unreachable!("no runtime is made without a target"),
+        }
+    }
+
     fn get(&mut self, config: &gtap_host::Config) -> Result<&mut Runtime, Error> {
         if let Some(i) = self.kept.iter().position(|(c, _)| c == config) {
             return Ok(&mut self.kept[i].1);
@@ -80,10 +88,15 @@ impl Runtimes {
         if self.kept.len() >= KEPT_RUNTIMES {
             self.kept.remove(0);
         }
-        let rt = match self.target {
-            Target::Gpu => Runtime::gpu(&DEVICE_CODE, config)?,
-            Target::CpuExecutor(mode) => Runtime::cpu(mode, config)?,
-            Target::None => unreachable!("no runtime is made without a target"),
+        let rt = match self.make(config) {
+            Ok(rt) => rt,
+            // The kept runtimes hold device memory (a block-mode SpMV after two BFS runtimes
+            // found too little free): drop them and try once more.
+            Err(_) if !self.kept.is_empty() => {
+                self.kept.clear();
+                self.make(config)?
+            }
+            Err(e) => return Err(e),
         };
         // Module loads: SASS from the build, or PTX compiled by the driver (the slow case).
         for load in rt.module_loads() {

@@ -101,13 +101,15 @@ impl Workload for Bfs {
     }
 
     fn config(&self) -> gtap_host::Config {
-        // gtap joins implicitly: a task's record stays until its subtree finishes, so the
-        // tasks on the paths to every pending task are live, and vertices are re-spawned
-        // whenever their depth drops. Room for 384 bytes per edge, between 256 MiB and 24 GiB
-        // (GTaP, which frees a record when its task returns, reserves 10.7 GiB). A 2D grid's
-        // paths are long (2046 levels for 1024 x 1024) and their records pile up on the warps
-        // that run them: 1.6 GiB (4096 per warp) ran out on the H200, so large graphs get at
-        // least 16 GiB.
+        // Sized when these kernels still joined implicitly (before `no_taskwait`, NOTES entry
+        // 27), when a task's record stayed until its subtree finished: the tasks on the paths
+        // to every pending task were live, and vertices are re-spawned whenever their depth
+        // drops. Room for 384 bytes per edge, between 256 MiB and 24 GiB (GTaP, which frees a
+        // record when its task returns, as `no_taskwait` now does, reserves 10.7 GiB). A 2D
+        // grid's paths are long (2046 levels for 1024 x 1024) and their records piled up on
+        // the warps that ran them: 1.6 GiB (4096 per warp) ran out on the H200, so large graphs
+        // get at least 16 GiB. Not measured again since: a smaller pool changes the slots per
+        // warp, which the times depend on.
         let floor: u64 = if self.graph.col.len() > 1 << 20 {
             16 << 30
         } else {
