@@ -55,12 +55,12 @@
 //! after. What polls race on among themselves is the pool's `alloc_slow` hint, benign (see
 //! [`crate::pool`]).
 //!
-//! **Workers.** A [`Worker`] is what takes a batch of tasks and runs it. In thread mode (the
-//! only mode so far) a worker is a warp, running one task per lane; it owns a [`WarpShared`]
-//! in shared memory, and its queues and pool are indexed by its warp index. Block mode (one
-//! task per block, all its threads working on it) will add a second kind of worker, a block,
-//! with the same surface (`new`, `start_root`, `run`, `step`, `finish`), which the CPU
-//! executor and `entry!` drive.
+//! **Workers.** A [`Worker`] is what takes a batch of tasks and runs it. In thread mode a
+//! worker is a warp, running one task per lane; it owns a [`WarpShared`] in shared memory, and
+//! its queues and pool are indexed by its warp index. In block mode (one task per block, all
+//! its threads working on it) the block's first warp holds a `Worker` with batches of one,
+//! which schedules for the block's [`crate::block::worker::BlockWorker`]; both have the same
+//! surface (`new`, `start_root`, `run`, `finish`), which the CPU executor and `entry!` drive.
 //!
 //! **Kernels without waits** (`#[gtap::kernel(no_taskwait)]`, [`crate::abi::OPT_NO_TASKWAIT`];
 //! GTaP's `GTAP_ASSUME_NO_TASKWAIT`). When no task waits, no record must outlive its poll for
