@@ -235,11 +235,12 @@ fn quartered(v: SliceMut<i32>) -> [SliceMut<i32>; 4] {
     [v1, v2, v3, v4]
 }
 
-/// A view split into cilksort's halves (its first two quarters and its last two).
+/// A view split into cilksort's halves: its first two quarters (`n / 2` values, see
+/// [`quarters`]) and its last two.
 #[inline(always)]
 fn halved(v: SliceMut<i32>) -> (SliceMut<i32>, SliceMut<i32>) {
-    let (len1, len2, _, _) = quarters(v.len() as u32);
-    v.split_at((len1 + len2) as usize)
+    let half = v.len() / 2;
+    v.split_at(half)
 }
 
 /// Root kernel of [`cilksort`]: sorts `data` (at most `u32::MAX` values) using `tmp` (as long).
