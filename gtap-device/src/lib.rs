@@ -100,9 +100,11 @@ pub mod __private {
     pub use crate::kernel::{
         Kernel, KernelArg, KernelArgs, entry, entry_block, entry_thread, write_result,
     };
+    pub use crate::record::PollRequest;
     pub use crate::task::{
         BlockTask, DirectCall, QueueIndex, Site, Suspend, TaskFunction, TaskInfo, ThreadTask,
-        prepare_wait, queue_index, record_bytes_of, record_bytes_u32, spawn, spawn_thread,
+        poll_block, poll_child, poll_thread, prepare_wait, queue_index, record_bytes_of,
+        record_bytes_u32, spawn, spawn_thread,
     };
 
     /// The `&Block` a block-mode body receives (`#[gtap::function(block)]` binds its first

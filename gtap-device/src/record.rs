@@ -114,6 +114,25 @@ pub(crate) fn poll_fn<T: TaskFunction>() -> PollFn {
     of::<T, T::Args, _>(T::start)
 }
 
+/// A claimed record and the poll shim its header holds, as the scheduler hands them to
+/// [`TaskFunction::poll_this`] and [`TaskFunction::poll_spawned`] (thread and block mode).
+#[doc(hidden)]
+pub struct PollRequest {
+    pub(crate) poll: PollFn,
+    pub(crate) h: *mut Header,
+}
+
+/// [`TaskFunction::poll_this`] of a thread-mode function `T`: polls the request's record with
+/// a direct call if it is one of `T`'s.
+///
+/// # Safety
+/// The record is claimed by the calling lane.
+#[inline(always)]
+pub(crate) unsafe fn poll_if<T: TaskFunction>(r: &PollRequest) -> Option<bool> {
+    // SAFETY: the shim is `T`'s, so the record is one of `T` (written by `write`).
+    core::ptr::fn_addr_eq(r.poll, poll_fn::<T>()).then(|| unsafe { poll_as::<T>(r.h) })
+}
+
 /// Polls a record of task function `T`: the same as calling [`poll_fn::<T>()`](poll_fn), but a
 /// direct call that inlines, where the scheduler knows the function.
 ///

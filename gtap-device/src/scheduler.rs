@@ -96,7 +96,7 @@ use crate::join::{self, Done};
 use crate::math::XorShift64;
 use crate::pool::{self, PoolLocal};
 use crate::queue::{self, Batch, Claim, KEEP, Span};
-use crate::record::{self, NONE};
+use crate::record::{self, NONE, PollRequest};
 use crate::task::TaskFunction;
 use crate::trace::{self, TraceCursor};
 
@@ -685,12 +685,15 @@ fn run_task<R: TaskFunction, const DETACH: bool>(id: u32) -> Done {
     let poll = unsafe { (*h).poll };
     // SAFETY: `poll` is the shim written with this record, for this record's future; when it is
     // the root function's shim, the record is one of `R` and `poll_as::<R>` is the same call,
-    // inlined. (Written as two calls on purpose: one call through `if .. { a } else { b }` would
+    // inlined; the functions the root spawns are polled the same way (`poll_spawned`).
+    // (Written as separate calls on purpose: one call through `if .. { a } else { b }` would
     // let LLVM merge them back into a single call through a selected pointer.)
     // `Some(false)`: suspended at a wait; `None`: abandoned after a panic (the launch aborts).
     let finished = match arch::guard(|| unsafe {
         if core::ptr::fn_addr_eq(poll, record::poll_fn::<R>()) {
             record::poll_as::<R>(h)
+        } else if let Some(done) = R::poll_spawned(&PollRequest { poll, h }) {
+            done
         } else {
             poll(h)
         }

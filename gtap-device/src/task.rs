@@ -31,7 +31,7 @@ use crate::abi::ROOT_RESULT_BYTES;
 use crate::arch::{self, Warp};
 use crate::error::{Failure, raise};
 use crate::lane::{FAILED, INLINE, LaneCtx, LaneView, SUSPEND, stack_used};
-use crate::record::{self, MAX_ALIGN, NONE};
+use crate::record::{self, MAX_ALIGN, NONE, PollRequest};
 use crate::{pool, queue};
 
 /// Static description of a task function, for error reports and pool sizing.
@@ -62,6 +62,69 @@ pub trait TaskFunction: 'static {
     const SUSPENDS: bool = true;
     /// The body as a future; polling it runs the task up to its next wait.
     fn start(args: Self::Args) -> impl Future<Output = Self::Output>;
+
+    /// Polls the request's record with a direct call, if it is a record of this function, and
+    /// says whether the poll finished it; `None` for another function's record. The macro
+    /// writes it ([`poll_thread`] or [`poll_block`]); the default never matches.
+    ///
+    /// # Safety
+    /// The record is claimed by the caller (the lane, or in block mode the block), as for any
+    /// poll.
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn poll_this(request: &PollRequest) -> Option<bool> {
+        let _ = request;
+        None
+    }
+
+    /// [`TaskFunction::poll_this`] of each function this one spawns directly (its body's
+    /// `task!` targets), in turn. A kernel's scheduler asks its root function, so that the
+    /// root's children are polled with direct calls, which inline, rather than through the
+    /// record's poll pointer: an indirect call saves and restores the caller's registers in
+    /// local memory at every poll.
+    ///
+    /// # Safety
+    /// As for [`TaskFunction::poll_this`].
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn poll_spawned(request: &PollRequest) -> Option<bool> {
+        let _ = request;
+        None
+    }
+}
+
+/// `T::poll_this`: what [`TaskFunction::poll_spawned`] calls for each function it spawns.
+///
+/// # Safety
+/// As for [`TaskFunction::poll_this`].
+#[doc(hidden)]
+#[inline(always)]
+pub unsafe fn poll_child<T: TaskFunction>(request: &PollRequest) -> Option<bool> {
+    // SAFETY: per the contract.
+    unsafe { T::poll_this(request) }
+}
+
+/// [`TaskFunction::poll_this`] of a thread-mode function (what `#[gtap::function]` writes).
+///
+/// # Safety
+/// As for [`TaskFunction::poll_this`].
+#[doc(hidden)]
+#[inline(always)]
+pub unsafe fn poll_thread<T: ThreadTask>(request: &PollRequest) -> Option<bool> {
+    // SAFETY: per the contract.
+    unsafe { record::poll_if::<T>(request) }
+}
+
+/// [`TaskFunction::poll_this`] of a block-mode function (what `#[gtap::function(block)]`
+/// writes).
+///
+/// # Safety
+/// As for [`TaskFunction::poll_this`].
+#[doc(hidden)]
+#[inline(always)]
+pub unsafe fn poll_block<T: BlockTask>(request: &PollRequest) -> Option<bool> {
+    // SAFETY: per the contract.
+    unsafe { crate::block::record::poll_if::<T>(request) }
 }
 
 /// A thread-mode task function (`#[gtap::function]`): the bound of `task!` and `entry!` in

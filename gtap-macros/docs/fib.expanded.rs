@@ -63,6 +63,12 @@ impl ::gtap::__private::TaskFunction for fib {
             a + b
         }
     }
+    #[inline(always)]
+    unsafe fn poll_this(
+        __gtap_request: &::gtap::__private::PollRequest,
+    ) -> ::core::option::Option<bool> {
+        unsafe { ::gtap::__private::poll_thread::<Self>(__gtap_request) }
+    }
 }
 impl ::gtap::__private::ThreadTask for fib {}
 #[doc(hidden)]

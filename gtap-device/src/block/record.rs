@@ -172,6 +172,18 @@ pub(crate) unsafe fn poll_as<T: BlockTask>(h: *mut Header) -> bool {
     unsafe { with::<T, T::Args, _>(T::start_shared, h) }
 }
 
+/// [`TaskFunction::poll_this`](crate::task::TaskFunction::poll_this) of a block-mode function
+/// `T`: polls the calling thread's frame of the request's record with a direct call if it is
+/// one of `T`'s.
+///
+/// # Safety
+/// The record is run by the calling block; every thread of the block polls its own frame.
+#[inline(always)]
+pub(crate) unsafe fn poll_if<T: BlockTask>(r: &crate::record::PollRequest) -> Option<bool> {
+    // SAFETY: the shim is `T`'s, so the record is one of `T` (written by `write`).
+    core::ptr::fn_addr_eq(r.poll, poll_fn::<T>()).then(|| unsafe { poll_as::<T>(r.h) })
+}
+
 /// Out of line, one instance per crate, and named `poll_shim` like thread mode's: `gtap-builder`
 /// finds the task functions a kernel reaches by that name (see `crate::record`).
 #[inline(never)]

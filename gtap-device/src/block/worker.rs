@@ -201,10 +201,13 @@ fn poll<R: BlockTask>(task: u32, shared: &BlockShared) -> bool {
     // SAFETY: the block claimed `task` and its record is visible (see the module docs).
     let poll = unsafe { (*h).poll };
     // SAFETY: `poll` is the block-mode shim written with this record; compared with the root
-    // function's to call it directly, as thread mode does.
+    // function's and those of the functions it spawns, to call them directly, as thread mode
+    // does.
     let outcome = arch::guard(|| unsafe {
         if core::ptr::fn_addr_eq(poll, record::poll_fn::<R>()) {
             record::poll_as::<R>(h)
+        } else if let Some(done) = R::poll_spawned(&crate::record::PollRequest { poll, h }) {
+            done
         } else {
             poll(h)
         }

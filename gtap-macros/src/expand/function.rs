@@ -21,8 +21,8 @@ use syn::Pat;
 use syn::ext::IdentExt;
 
 use crate::expand::record::{self, Origin};
-use crate::expand::shared_args;
 use crate::expand::{Lowered, emitted_body, lower_item};
+use crate::expand::{dispatch, shared_args};
 use crate::parse::FnKind;
 use crate::validate::signature::{Attrs, Signature};
 
@@ -45,6 +45,7 @@ pub(crate) fn expand(
         block_param,
         waits,
         rebind,
+        spawned,
         ..
     } = lowered;
     let body = match &block_param {
@@ -60,6 +61,10 @@ pub(crate) fn expand(
     } else {
         (start(&sig, &body, waits), TokenStream::new())
     };
+    // With errors the targets may not be task functions: the trait's defaults keep the
+    // expansion free of follow-up errors.
+    let polls = (!diags.has_errors()).then(|| polls(mode.is_block(), &spawned));
+    let start = quote!(#start #polls);
     let items = items(
         &sig,
         &start,
@@ -70,6 +75,28 @@ pub(crate) fn expand(
     );
     let errors = diags.to_compile_errors();
     quote!(#errors #items)
+}
+
+/// `TaskFunction::poll_this` (a direct call of the function's own poll) and
+/// `poll_spawned` (see [`dispatch`]).
+fn polls(block: bool, spawned: &dispatch::Spawned) -> TokenStream {
+    let poll = if block {
+        quote!(poll_block)
+    } else {
+        quote!(poll_thread)
+    };
+    let request = Ident::new("__gtap_request", Span::mixed_site());
+    let spawned = dispatch::poll_spawned(spawned);
+    quote! {
+        #[inline(always)]
+        unsafe fn poll_this(
+            #request: &::gtap::__private::PollRequest,
+        ) -> ::core::option::Option<bool> {
+            // SAFETY: the caller's contract is this method's.
+            unsafe { ::gtap::__private::#poll::<Self>(#request) }
+        }
+        #spawned
+    }
 }
 
 /// The generated items around `start` (the `TaskFunction::start` that `start()` writes); `errors` adds

@@ -1,6 +1,7 @@
 //! Expansion: the items `#[gtap::function]` and `#[gtap::kernel]` generate, and what the body
 //! macros become. Every path emitted is `::gtap::__private::..` or `::core::..`.
 
+pub(crate) mod dispatch;
 pub(crate) mod function;
 pub(crate) mod kernel;
 pub(crate) mod lower;
@@ -41,6 +42,8 @@ pub(crate) struct Lowered {
     /// Block-mode task functions: which parameters the body binds again from the record after
     /// each wait ([`shared_args`]); empty otherwise.
     pub rebind: Vec<bool>,
+    /// The functions the body spawns that its `TaskFunction::poll_spawned` polls directly.
+    pub spawned: dispatch::Spawned,
 }
 
 /// Parses and validates `item` as a `kind` and rewrites its body; `Err` holds the whole
@@ -94,6 +97,7 @@ pub(crate) fn lower_item(
         launch: &launch,
         block_mode: mode.is_block(),
     };
+    let spawned = dispatch::collect(&sig.name, &block);
     let waits = walk(&body, &mut block, &mut diags);
     Ok(Lowered {
         sig,
@@ -106,6 +110,7 @@ pub(crate) fn lower_item(
         no_taskwait: attr.no_taskwait,
         block_param,
         rebind,
+        spawned,
     })
 }
 
