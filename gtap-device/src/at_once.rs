@@ -264,13 +264,7 @@ fn poll_nested(lane: &LaneView, id: u32) -> End {
     // nobody else can see it (it is in no queue).
     let returned = unsafe { ((*h).poll)(h) };
     drop(nested);
-    let finished = || {
-        if lane.region().no_taskwait() {
-            join::returned::<true>(lane, id)
-        } else {
-            join::returned::<false>(lane, id)
-        }
-    };
+    let finished = || with_detach!(lane.region().no_taskwait(), D => join::returned::<D>(lane, id));
     let end = if !returned {
         End::Waiting
     } else if finished().is_some() {

@@ -166,16 +166,14 @@ mod gpu {
         arch::init_block(&region);
         let warp = Warp::current();
         let mut worker = Worker::new(&warp);
-        if warp.id() == 0 {
-            worker.start_root(|w| create_root::<T>(w, site, args));
-        }
         // The kernel set or cleared the option in its copy of the launch parameters, so this
         // test is constant-folded: the kernel holds the scheduler of its own kind of launch.
-        if region.no_taskwait() {
-            worker.run_as::<T, true>();
-        } else {
-            worker.run_as::<T, false>();
-        }
+        with_detach!(region.no_taskwait(), D => {
+            if warp.id() == 0 {
+                worker.start_root_as::<D>(|w| create_root::<T>(w, site, args));
+            }
+            worker.run_as::<T, D>();
+        });
         if warp.region().control().aborted() {
             // No result: the host reports the recorded error instead.
             arch::exit_thread();
@@ -201,15 +199,13 @@ mod gpu {
         let warp = Warp::current();
         let schedules = arch::thread_index() < arch::WARP_SIZE;
         let mut worker = crate::block::worker::BlockWorker::new(schedules.then_some(&warp));
-        if arch::block_index() == 0 {
-            worker.start_root(|w| crate::block::task::create_root::<T>(w, site, args));
-        }
         // Constant-folded, as in `entry`.
-        if region.no_taskwait() {
-            worker.run_as::<T, true>();
-        } else {
-            worker.run_as::<T, false>();
-        }
+        with_detach!(region.no_taskwait(), D => {
+            if arch::block_index() == 0 {
+                worker.start_root_as::<D>(|w| crate::block::task::create_root::<T>(w, site, args));
+            }
+            worker.run_as::<T, D>();
+        });
         if warp.region().control().aborted() {
             arch::exit_thread();
         }

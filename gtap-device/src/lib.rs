@@ -47,6 +47,23 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+/// Evaluates `$body` with `const $detach: bool` set to `$no_taskwait`, so that the body can pass
+/// it to the scheduler as a const generic (`DETACH`: a `no_taskwait` launch, whose tasks detach
+/// from their parents). The one place where a run-time option picks between the two compiled
+/// schedulers; a GPU kernel's option is a constant there (see `kernel.rs`), so only its own
+/// scheduler is compiled in.
+macro_rules! with_detach {
+    ($no_taskwait:expr, $detach:ident => $body:expr) => {
+        if $no_taskwait {
+            const $detach: bool = true;
+            $body
+        } else {
+            const $detach: bool = false;
+            $body
+        }
+    };
+}
+
 // The contract with gtap-host and gtap-builder, and the CPU executor's entry point.
 pub mod abi;
 #[cfg(not(target_arch = "nvptx64"))]

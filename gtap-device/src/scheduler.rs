@@ -314,13 +314,15 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
 
     /// Creates the root task on this warp (warp 0) with `create` and takes it as the first batch.
     pub(crate) fn start_root(&mut self, create: impl FnOnce(&Warp)) {
+        with_detach!(self.warp.region().no_taskwait(), D => self.start_root_as::<D>(create))
+    }
+
+    /// [`Worker::start_root`] in a launch whose tasks detach (`DETACH`) or join, as
+    /// [`Worker::run_as`] takes it.
+    pub(crate) fn start_root_as<const DETACH: bool>(&mut self, create: impl FnOnce(&Warp)) {
         create(self.warp);
         self.warp.sync();
-        self.batch = if self.warp.region().no_taskwait() {
-            queue::fold::<BATCH, true>(self.warp, false)
-        } else {
-            queue::fold::<BATCH, false>(self.warp, false)
-        };
+        self.batch = queue::fold::<BATCH, DETACH>(self.warp, false);
     }
 
     /// The worker found nothing to run: says so in its status and, in a `no_taskwait` launch,
@@ -358,11 +360,7 @@ impl<'w> Worker<'w> {
     /// Runs steps until the launch stops, backing off while idle, then records statistics.
     /// `R` is the kernel's root task function, dispatched without a call through a pointer.
     pub fn run<R: TaskFunction>(self) {
-        if self.warp.region().no_taskwait() {
-            self.run_as::<R, true>()
-        } else {
-            self.run_as::<R, false>()
-        }
+        with_detach!(self.warp.region().no_taskwait(), D => self.run_as::<R, D>())
     }
 
     /// [`Worker::run`] in a launch whose tasks detach (`DETACH`: a `no_taskwait` launch) or
@@ -389,11 +387,7 @@ impl<'w> Worker<'w> {
 
     /// One scheduling step: find a batch if needed, run it, fold what it staged, join.
     pub fn step<R: TaskFunction>(&mut self) -> Step {
-        if self.warp.region().no_taskwait() {
-            self.step_as::<R, true>()
-        } else {
-            self.step_as::<R, false>()
-        }
+        with_detach!(self.warp.region().no_taskwait(), D => self.step_as::<R, D>())
     }
 
     /// [`Worker::step`] of a launch whose tasks detach (`DETACH`) or join.

@@ -47,18 +47,22 @@ impl<'w> BlockWorker<'w> {
 
     /// Creates the root task with `create` (block 0's scheduling warp only).
     pub(crate) fn start_root(&mut self, create: impl FnOnce(&Warp)) {
+        with_detach!(
+            arch::current_block_lane().region().no_taskwait(),
+            D => self.start_root_as::<D>(create)
+        )
+    }
+
+    /// [`BlockWorker::start_root`] in a launch whose tasks detach (`DETACH`) or join.
+    pub(crate) fn start_root_as<const DETACH: bool>(&mut self, create: impl FnOnce(&Warp)) {
         if let Some(s) = &mut self.scheduler {
-            s.start_root(create);
+            s.start_root_as::<DETACH>(create);
         }
     }
 
     /// Runs steps until the launch stops, backing off while idle, then records statistics.
     pub fn run<R: BlockTask>(self) {
-        if arch::current_block_lane().region().no_taskwait() {
-            self.run_as::<R, true>()
-        } else {
-            self.run_as::<R, false>()
-        }
+        with_detach!(arch::current_block_lane().region().no_taskwait(), D => self.run_as::<R, D>())
     }
 
     /// [`BlockWorker::run`] in a launch whose tasks detach (`DETACH`: a `no_taskwait` launch)
