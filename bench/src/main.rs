@@ -88,7 +88,8 @@ struct RunArgs {
     /// be resident are skipped (see `--max-registers`).
     #[arg(long)]
     gtap_geometry: bool,
-    /// Register cap for gtap's kernels (fewer registers let more blocks be resident).
+    /// Register cap for gtap's kernels (fewer registers let more blocks be resident). A JIT
+    /// option: kernels with their own `max_registers` attribute keep theirs.
     #[arg(long)]
     max_registers: Option<u32>,
     /// Cutoffs of the EPAQ fib sweep (default 2..=18; quick: 2,8; `none` for no sweep).

@@ -53,7 +53,10 @@ pub struct Config {
     /// scheduler spends its time on; too few make the compiler spill to local memory.
     /// Default: at most 128 (at least two blocks of 256 threads per multiprocessor), the
     /// ceiling the SASS built by `gtap-builder` has; setting it makes the runtime compile the
-    /// PTX with this ceiling instead of loading that SASS.
+    /// PTX with this ceiling instead of loading that SASS. A kernel declared with its own
+    /// `#[gtap::kernel(max_registers = R)]` keeps `R`: the driver gives the kernel's own limit
+    /// precedence over this one (seen with driver 580 on the H200), so change the attribute
+    /// to try another limit for such a kernel. `Stats::registers` reports what a launch got.
     pub max_registers: Option<u32>,
     /// Bytes of stack per thread, for recursive or large-frame device code (a recursive
     /// sequential leaf, a local sort buffer) and for children run inline when no task slot is
