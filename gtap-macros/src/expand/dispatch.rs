@@ -6,7 +6,9 @@
 //! to name the same function there as in the body. The body's top-level `use` items are copied
 //! into the method. A target that may name something only the body can see (an item declared
 //! in the body, a name a `use` in a nested block brings in) is left out: its records are polled
-//! through their poll pointer, as every record was before.
+//! through their poll pointer, as every record was before. A body with a `#[cfg]` or
+//! `#[cfg_attr]` on any of its statements or expressions gets no method at all: a target under
+//! a configuration that is off may not exist.
 
 use std::collections::HashSet;
 
@@ -38,6 +40,12 @@ pub(crate) fn collect(own: &Ident, body: &Block) -> Spawned {
             Stmt::Item(item) => scan.declare(item),
             other => scan.visit_stmt(other),
         }
+    }
+    if scan.conditional {
+        return Spawned {
+            targets: Vec::new(),
+            uses,
+        };
     }
     let mut seen = HashSet::new();
     let targets = scan
@@ -122,6 +130,8 @@ impl Hidden {
 struct Scan {
     targets: Vec<Path>,
     hidden: Hidden,
+    /// A `#[cfg]` or `#[cfg_attr]` inside the body.
+    conditional: bool,
 }
 
 impl Scan {
@@ -170,6 +180,12 @@ impl<'ast> Visit<'ast> for Scan {
         }
     }
 
+    fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
+        if attr.path().is_ident("cfg") || attr.path().is_ident("cfg_attr") {
+            self.conditional = true;
+        }
+    }
+
     /// A nested item is another scope: only its name matters here.
     fn visit_item(&mut self, item: &'ast Item) {
         self.declare(item);
@@ -215,6 +231,16 @@ mod tests {
         let spawned = collect(&syn::parse_quote!(me), &body);
         assert_eq!(spawned.uses.len(), 1, "the top-level use is copied");
         assert_eq!(targets(body), ["leaf", "crate::far::away"]);
+    }
+
+    #[test]
+    fn a_configured_statement_leaves_out_every_target() {
+        let body: Block = syn::parse_quote!({
+            gtap::task!(leaf(1));
+            #[cfg(feature = "extra")]
+            gtap::task!(extra(1));
+        });
+        assert!(targets(body).is_empty());
     }
 
     #[test]
