@@ -313,6 +313,8 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     }
 
     /// Creates the root task on this warp (warp 0) with `create` and takes it as the first batch.
+    // The CPU executors choose at run time; a GPU kernel calls the `_as` form with its constant.
+    #[cfg(not(target_arch = "nvptx64"))]
     pub(crate) fn start_root(&mut self, create: impl FnOnce(&Warp)) {
         with_detach!(self.warp.region().no_taskwait(), D => self.start_root_as::<D>(create))
     }
@@ -359,6 +361,8 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
 impl<'w> Worker<'w> {
     /// Runs steps until the launch stops, backing off while idle, then records statistics.
     /// `R` is the kernel's root task function, dispatched without a call through a pointer.
+    // The CPU executors choose at run time; a GPU kernel calls the `_as` form with its constant.
+    #[cfg(not(target_arch = "nvptx64"))]
     pub fn run<R: TaskFunction>(self) {
         with_detach!(self.warp.region().no_taskwait(), D => self.run_as::<R, D>())
     }
@@ -386,6 +390,8 @@ impl<'w> Worker<'w> {
     }
 
     /// One scheduling step: find a batch if needed, run it, fold what it staged, join.
+    // The CPU executors choose at run time; a GPU kernel calls the `_as` form with its constant.
+    #[cfg(not(target_arch = "nvptx64"))]
     pub fn step<R: TaskFunction>(&mut self) -> Step {
         with_detach!(self.warp.region().no_taskwait(), D => self.step_as::<R, D>())
     }

@@ -46,6 +46,8 @@ impl<'w> BlockWorker<'w> {
     }
 
     /// Creates the root task with `create` (block 0's scheduling warp only).
+    // The CPU executors choose at run time; a GPU kernel calls the `_as` form with its constant.
+    #[cfg(not(target_arch = "nvptx64"))]
     pub(crate) fn start_root(&mut self, create: impl FnOnce(&Warp)) {
         with_detach!(
             arch::current_block_lane().region().no_taskwait(),
@@ -61,6 +63,8 @@ impl<'w> BlockWorker<'w> {
     }
 
     /// Runs steps until the launch stops, backing off while idle, then records statistics.
+    // The CPU executors choose at run time; a GPU kernel calls the `_as` form with its constant.
+    #[cfg(not(target_arch = "nvptx64"))]
     pub fn run<R: BlockTask>(self) {
         with_detach!(arch::current_block_lane().region().no_taskwait(), D => self.run_as::<R, D>())
     }
