@@ -30,10 +30,15 @@ pub fn spmv_row(
     y: SliceMut<f64>,
     row: i32,
 ) {
+    let (lo, hi) = (
+        row_ptr[row as usize] as usize,
+        row_ptr[row as usize + 1] as usize,
+    );
     let mut sum = 0.0;
-    for k in row_ptr[row as usize]..row_ptr[row as usize + 1] {
+    // One bounds check for the row's values and columns, one per gathered `x`.
+    for (&v, &c) in val[lo..hi].iter().zip(&col[lo..hi]) {
         // nvcc contracts GTaP's `sum += a * b` into a fused multiply-add; so does this.
-        sum = gtap::math::fma(val[k as usize], x[col[k as usize] as usize], sum);
+        sum = gtap::math::fma(v, x[c as usize], sum);
     }
     // SAFETY: only this row's task writes `y[row]`, and nothing reads it during the launch.
     unsafe { y.write(row as usize, sum) };
