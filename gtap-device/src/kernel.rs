@@ -194,8 +194,7 @@ mod gpu {
         T::Output: Copy,
     {
         let region = Region::new(launch);
-        arch::init_block(&region);
-        arch::init_block_mode();
+        arch::init_block_mode(&region);
         let warp = Warp::current();
         let schedules = arch::thread_index() < arch::WARP_SIZE;
         let mut worker = crate::block::worker::BlockWorker::new(schedules.then_some(&warp));

@@ -12,6 +12,12 @@ use crate::queue::QueueMeta;
 use crate::record::Header;
 use crate::scheduler::Control;
 
+/// An option bit of the device's own region view, never of [`LaunchParams::options`]: the
+/// launch runs a block-mode kernel, whose blocks keep only their scheduling warp's shared state
+/// (see `abi::block_mode_shared_bytes`).
+#[cfg(target_arch = "nvptx64")]
+const BLOCK_MODE: u32 = 1 << 31;
+
 /// Typed pointers into the runtime's region plus the geometry, resolved once per launch from
 /// [`LaunchParams`]. On the GPU each block keeps a copy in shared memory.
 #[repr(C)]
@@ -193,6 +199,23 @@ impl Region {
     #[inline(always)]
     pub(crate) fn random_queue(&self) -> bool {
         self.options & OPT_RANDOM_QUEUE != 0
+    }
+
+    /// This view, marked as a block-mode launch's ([`Region::block_mode`]).
+    #[cfg(target_arch = "nvptx64")]
+    pub(crate) fn in_block_mode(&self) -> Self {
+        Self {
+            options: self.options | BLOCK_MODE,
+            ..*self
+        }
+    }
+
+    /// Whether a block-mode kernel runs the launch (set on the device by its entry: the host
+    /// does not say).
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    pub(crate) fn block_mode(&self) -> bool {
+        self.options & BLOCK_MODE != 0
     }
 
     /// Whether no task of the launch may wait ([`OPT_NO_TASKWAIT`]): tasks finish when they

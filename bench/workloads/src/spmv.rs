@@ -125,10 +125,10 @@ pub fn range_spmv_block(
     }
 }
 
-/// Root kernel of [`range_spmv_block`] over all `y.len()` rows. At most 72 registers a thread:
-/// with no shared memory lent to tasks, 7 blocks a multiprocessor instead of 6 at 80 (10 %
-/// faster on the H200; 64 spills more and is slower, see `bench/NOTES.md`).
-#[gtap::kernel(block = 128, max_registers = 72)]
+/// Root kernel of [`range_spmv_block`] over all `y.len()` rows. At most 56 registers a thread:
+/// with no shared memory lent to tasks, 9 blocks a multiprocessor (as many as its shared memory
+/// allows) instead of 7 at 72, for a kernel that waits on memory (see `bench/NOTES.md`).
+#[gtap::kernel(block = 128, max_registers = 56)]
 pub fn spmv_block_kernel(
     row_ptr: Slice<i32>,
     col: Slice<i32>,

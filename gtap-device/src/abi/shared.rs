@@ -1,12 +1,17 @@
 //! The map of a block's dynamic shared memory on the GPU: the launch's region view, one
 //! [`WarpShared`] per warp, one [`LaneCtx`] and one [`Scratch`] per thread, each area 16-byte
-//! aligned. Block mode ([`crate::block`]) adds, after them, the block's [`BlockShared`], an
-//! exchange cell of [`EXCHANGE_BYTES`] per thread for the block-cooperative helpers, and
-//! the shared memory lent to tasks (the launch's
-//! [`block_shared_bytes`](super::LaunchParams::block_shared_bytes), by default
-//! [`DEFAULT_BLOCK_SHARED_BYTES`]). The device places its state by these offsets and the host
-//! sizes the allocation with [`shared_bytes`] or [`block_mode_shared_bytes`]; all the types are `#[repr(C)]` (or arrays) with the same layout on
-//! host and device, so the host can compute it.
+//! aligned. Block mode ([`crate::block`]) adds the block's [`BlockShared`], an exchange cell of
+//! [`EXCHANGE_BYTES`] per thread for the block-cooperative helpers, and the shared memory lent
+//! to tasks (the launch's [`block_shared_bytes`](super::LaunchParams::block_shared_bytes), by
+//! default [`DEFAULT_BLOCK_SHARED_BYTES`]). A block-mode block schedules with its first warp
+//! only, so the areas of its other warps are never initialised or used: when it has more than
+//! one warp, its state and exchange cells take their place (the lent memory follows the
+//! thread-mode areas), and a block of one warp has them after the thread-mode areas. Every
+//! thread finds its [`LaneCtx`] and [`Scratch`], and the first warp its [`WarpShared`], at the
+//! same offsets in both modes. The device places its state by these offsets and the host sizes
+//! the allocation with [`shared_bytes`] or [`block_mode_shared_bytes`]; all the types are
+//! `#[repr(C)]` (or arrays) with the same layout on host and device, so the host can compute
+//! it.
 
 use super::align_up;
 use crate::arch::WARP_SIZE;
@@ -50,9 +55,21 @@ pub const EXCHANGE_BYTES: usize = 32;
 /// configuration does not say.
 pub const DEFAULT_BLOCK_SHARED_BYTES: u32 = 4096;
 
+/// Whether a block-mode block of `threads` threads keeps its [`BlockShared`] and exchange
+/// cells in the areas of its warps after the first (true for every block of two warps or more).
+const fn overlays_idle_warps(threads: u32) -> bool {
+    let idle = (threads / WARP_SIZE).saturating_sub(1) as usize;
+    align16(core::mem::size_of::<BlockShared>()) + threads as usize * EXCHANGE_BYTES
+        <= idle * align16(core::mem::size_of::<WarpShared>())
+}
+
 /// Offset of the block-mode state ([`BlockShared`]) in a block's shared-memory area.
 pub(crate) const fn block_area_offset(threads: u32) -> usize {
-    align16(shared_bytes(threads))
+    if overlays_idle_warps(threads) {
+        warp_area_offset(1)
+    } else {
+        align16(shared_bytes(threads))
+    }
 }
 
 /// Offset of the threads' exchange cells in a block-mode block's shared-memory area.
@@ -62,7 +79,11 @@ pub(crate) const fn exchange_area_offset(threads: u32) -> usize {
 
 /// Offset of the shared memory lent to block-mode tasks.
 pub(crate) const fn user_area_offset(threads: u32) -> usize {
-    exchange_area_offset(threads) + threads as usize * EXCHANGE_BYTES
+    if overlays_idle_warps(threads) {
+        align16(shared_bytes(threads))
+    } else {
+        exchange_area_offset(threads) + threads as usize * EXCHANGE_BYTES
+    }
 }
 
 /// Bytes of dynamic shared memory a block-mode kernel needs per block of `threads` threads
@@ -123,16 +144,47 @@ mod tests {
     }
 
     #[test]
-    fn block_mode_areas_follow_the_thread_mode_ones() {
+    fn block_mode_areas_miss_every_area_block_mode_uses() {
         for threads in block_sizes() {
-            assert!(block_area_offset(threads) >= shared_bytes(threads));
-            assert_eq!(block_area_offset(threads) % 16, 0);
-            assert!(
-                exchange_area_offset(threads)
-                    >= block_area_offset(threads) + size_of::<BlockShared>()
+            let warps = threads / WARP_SIZE;
+            // What block mode uses of the thread-mode map: the region view, the first warp's
+            // state, every thread's context and scratch memory.
+            let mut areas = std::vec![
+                (0, size_of::<Region>()),
+                (warp_area_offset(0), size_of::<WarpShared>()),
+                (
+                    lane_area_offset(warps),
+                    threads as usize * size_of::<LaneCtx>(),
+                ),
+                (
+                    scratch_area_offset(threads),
+                    threads as usize * size_of::<Scratch>(),
+                ),
+                (block_area_offset(threads), size_of::<BlockShared>()),
+                (
+                    exchange_area_offset(threads),
+                    threads as usize * EXCHANGE_BYTES,
+                ),
+                (
+                    user_area_offset(threads),
+                    DEFAULT_BLOCK_SHARED_BYTES as usize
+                ),
+            ];
+            areas.sort();
+            for pair in areas.windows(2) {
+                let ((start, bytes), (next, _)) = (pair[0], pair[1]);
+                assert_eq!(next % 16, 0, "{threads} threads: area at {next} is aligned");
+                assert!(
+                    start + bytes <= next,
+                    "{threads} threads: area at {start} overlaps the one at {next}"
+                );
+            }
+            let end = areas.iter().map(|&(start, bytes)| start + bytes).max();
+            assert_eq!(
+                Some(block_mode_shared_bytes(threads, DEFAULT_BLOCK_SHARED_BYTES)),
+                end,
+                "{threads} threads: the allocation ends with the last area"
             );
-            assert_eq!(exchange_area_offset(threads) % 16, 0);
-            assert_eq!(user_area_offset(threads) % 16, 0);
             assert!(
                 block_mode_shared_bytes(threads, DEFAULT_BLOCK_SHARED_BYTES) <= 227 * 1024,
                 "{threads} threads"
@@ -140,9 +192,20 @@ mod tests {
             assert_eq!(
                 block_mode_shared_bytes(threads, 0),
                 user_area_offset(threads),
-                "nothing lent, nothing after the exchange cells"
+                "nothing lent, nothing after the last area"
             );
         }
+    }
+
+    #[test]
+    fn blocks_of_several_warps_need_no_more_than_thread_mode_and_the_lent_memory() {
+        assert!(!overlays_idle_warps(WARP_SIZE));
+        for threads in block_sizes().skip(1) {
+            assert!(overlays_idle_warps(threads), "{threads} threads");
+            assert_eq!(block_mode_shared_bytes(threads, 0), shared_bytes(threads));
+        }
+        // One warp: the block's areas follow the thread-mode ones.
+        assert!(block_area_offset(WARP_SIZE) >= shared_bytes(WARP_SIZE));
     }
 
     #[test]

@@ -418,35 +418,46 @@ fn lane_ctx(thread: u32) -> *mut LaneCtx {
     }
 }
 
-/// Publishes the runtime view to this block's shared memory and initialises the block's warp
-/// and lane state. Every thread of the block calls it once, before any task runs.
+/// Publishes the runtime view to this block's shared memory and initialises the state of the
+/// block's warps and lanes, for a thread-mode kernel. Every thread of the block calls it once,
+/// before any task runs.
 pub fn init_block(region: &Region) {
+    init_areas(region, WARP_SIZE);
+}
+
+/// [`init_block`] for a block-mode kernel: the state of the scheduling warp (warp 0) and the
+/// block's; the region view is marked as block mode ([`Region::block_mode`]). The other warps'
+/// areas hold the block's state (`abi::block_area_offset`), so they are not initialised.
+pub fn init_block_mode(region: &Region) {
+    init_areas(&region.in_block_mode(), ntid());
+}
+
+/// Initialises the region view, the lanes and the state of every warp whose first thread is a
+/// multiple of `warp_stride` (all of them, or warp 0 alone); in block mode also the block's.
+#[inline(always)]
+fn init_areas(region: &Region, warp_stride: u32) {
     let t = tid();
     if t == 0 {
         // SAFETY: thread 0 alone writes the block header before the barrier below.
         unsafe { block_region().write(*region) };
+        if region.block_mode() {
+            // SAFETY: thread 0 alone writes the block's state before the barrier below; the
+            // host sized the area for block mode (`abi::block_mode_shared_bytes`), and no
+            // other thread writes the warp areas it may lie in (`warp_stride` is the block).
+            unsafe {
+                (smem().add(block_area_offset(ntid())) as *mut BlockShared)
+                    .write(BlockShared::new())
+            };
+        }
     }
-    if t % WARP_SIZE == 0 {
-        // SAFETY: lane 0 of each warp initialises its warp's slot before the barrier.
+    if t % warp_stride == 0 {
+        // SAFETY: lane 0 of each warp that has a state initialises it before the barrier.
         unsafe { warp_shared(t / WARP_SIZE).write(WarpShared::new()) };
     }
     // SAFETY: each thread initialises its own lane context.
     unsafe { lane_ctx(t).write(LaneCtx::starting_here()) };
     // SAFETY: every thread of the block reaches this barrier exactly once.
     unsafe { core::arch::nvptx::_syncthreads() };
-}
-
-/// Initialises the block-mode state of the calling block (after [`init_block`]; every thread
-/// calls it once).
-pub fn init_block_mode() {
-    if tid() == 0 {
-        // SAFETY: thread 0 alone writes the block's state before the barrier below; the host
-        // sized the area for block mode (`abi::block_mode_shared_bytes`).
-        unsafe {
-            (smem().add(block_area_offset(ntid())) as *mut BlockShared).write(BlockShared::new())
-        };
-    }
-    block_barrier();
 }
 
 /// The calling thread's block-mode state.
@@ -689,7 +700,12 @@ pub fn guard(f: impl FnOnce() -> bool) -> Option<bool> {
 /// Retires the calling lane for the rest of the kernel (after a panic). The other lanes of the
 /// warp go on without it: warp collectives only involve live lanes.
 pub fn retire_lane() -> ! {
-    current_lane().shared().live.fetch_and(!(1 << laneid()));
+    // In block mode only the scheduling warp (warp 0) has a state: the other warps' areas hold
+    // the block's (`abi::block_area_offset`).
+    // SAFETY: initialised by `init_block`, alive for the whole kernel.
+    if !unsafe { &*block_region() }.block_mode() || tid() < WARP_SIZE {
+        current_lane().shared().live.fetch_and(!(1 << laneid()));
+    }
     // SAFETY: `exit` ends only this thread.
     unsafe { asm!("exit;", options(noreturn)) }
 }

@@ -106,8 +106,9 @@ use crate::arch::LocalU32;
 
 pub use token::{Block, SharedMem, SharedWord};
 
-/// A block's scheduling state shared by its threads (shared memory on the GPU, after the
-/// thread-mode areas: see [`crate::abi::block_mode_shared_bytes`]).
+/// A block's scheduling state shared by its threads (shared memory on the GPU, in the area of
+/// a warp that does not schedule, or after the thread-mode areas in a block of one warp: see
+/// [`crate::abi::block_mode_shared_bytes`]).
 #[repr(C)]
 pub struct BlockShared {
     /// The task the block runs this step, [`worker::IDLE`] or [`worker::STOP`]; two slots
