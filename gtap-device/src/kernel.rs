@@ -215,6 +215,21 @@ mod gpu {
     }
 }
 
+/// Start of a block-mode kernel's body (`#[gtap::kernel(block = N)]` on the GPU): tells the
+/// compiler that its blocks have `threads` threads, so that what depends on the block size
+/// (the block's shared-memory offsets, the helpers' loops over its threads) is constant.
+///
+/// # Safety
+/// The kernel is launched in blocks of `threads` threads only: `gtap-host` checks a block-mode
+/// kernel's `Kernel::BLOCK_SIZE` against the runtime's block size before every launch
+/// (`Error::BlockSizeMismatch`).
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn assume_block_size(threads: u32) {
+    // SAFETY: per the contract.
+    unsafe { crate::arch::assume_block_threads(threads) };
+}
+
 /// Stores a kernel's return value for the host (thread 0 of block 0 only on the GPU).
 ///
 /// # Safety

@@ -114,6 +114,8 @@ pub mod __private {
     pub use crate::abi::{LaunchParams, OPT_NO_TASKWAIT};
     pub use crate::block::record::record_size_u32 as block_record_size_u32;
     pub use crate::block::task::{prepare_wait_block, spawn_block};
+    #[cfg(target_arch = "nvptx64")]
+    pub use crate::kernel::assume_block_size;
     pub use crate::kernel::{
         Kernel, KernelArg, KernelArgs, entry, entry_block, entry_thread, write_result,
     };

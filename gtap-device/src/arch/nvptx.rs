@@ -378,6 +378,18 @@ fn ntid() -> u32 {
     unsafe { core::arch::nvptx::_block_dim_x() as u32 }
 }
 
+/// Tells the compiler that every block of the kernel has `threads` threads, so that what
+/// depends on the block size (the offsets of the shared-memory areas, the block helpers' loops
+/// over the threads) is computed at compile time.
+///
+/// # Safety
+/// The kernel must be launched in blocks of exactly `threads` threads.
+#[inline(always)]
+pub unsafe fn assume_block_threads(threads: u32) {
+    // SAFETY: per the contract.
+    unsafe { core::hint::assert_unchecked(ntid() == threads) };
+}
+
 #[inline(always)]
 fn ctaid() -> u32 {
     // SAFETY: reads a special register.

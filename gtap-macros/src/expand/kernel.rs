@@ -69,6 +69,15 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let host_body = quote!({ #options #host_body });
     let host = host(&sig, &launch, &host_body, diags.has_errors(), threads);
+    // A block-mode kernel's block size, constant on the GPU.
+    let block_size = (threads != 0).then(|| {
+        quote! {
+            // SAFETY: `gtap-host` launches this kernel only in blocks of its declared size
+            // (`Kernel::BLOCK_SIZE`, checked at every launch).
+            unsafe { ::gtap::__private::assume_block_size(#threads) };
+        }
+    });
+    let options = quote!(#options #block_size);
     // The device build of a kernel with errors would only repeat them.
     let device =
         (!diags.has_errors()).then(|| device(&sig, &launch, &block, max_registers, &options));
