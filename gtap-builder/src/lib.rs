@@ -63,6 +63,7 @@ mod ptxas;
 mod split;
 mod symbols;
 mod toolchain;
+mod unrolling;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -23,6 +23,7 @@ use crate::parallel;
 use crate::process::run;
 use crate::symbols::{CUDA_RUNTIME_SYMBOLS, all_defined_symbols, undefined_symbols};
 use crate::toolchain::LlvmTools;
+use crate::unrolling::NO_RUNTIME_UNROLL;
 
 /// The module of one kernel, as written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,15 +52,6 @@ pub(crate) struct Split<'a> {
     /// Where the PTX files go.
     pub(crate) out_dir: &'a Path,
 }
-
-/// Lets LLVM's runtime unroller take loops with more than one exit. On NVPTX it unrolls small
-/// loops with a trip count known only at run time (its target sets `Runtime`), but by default
-/// not a loop with an exit besides its latch, and every bounds-checked index in a loop is
-/// such an exit (the panic). Unrolled, a gather like `sum += v * x[c]` over a row's zipped
-/// values and columns issues the loads of four iterations before it waits for the first: the
-/// thread-mode SpMV 20 % faster on the H200, the other benchmarks unchanged (`bench/NOTES.md`,
-/// entry 39).
-const UNROLL_CHECKED_LOOPS: &str = "-unroll-runtime-multi-exit";
 
 impl Split<'_> {
     /// Builds the module of every kernel, on up to as many threads as there are CPUs. Returns
@@ -91,7 +83,7 @@ impl Split<'_> {
             &self.tools.opt,
             &[
                 OsString::from(passes),
-                UNROLL_CHECKED_LOOPS.into(),
+                NO_RUNTIME_UNROLL.into(),
                 api_arg,
                 self.linked.into(),
                 "-o".into(),
