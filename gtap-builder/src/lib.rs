@@ -166,7 +166,7 @@ impl Builder {
     /// A builder for the crate whose build script is running, for [`DEFAULT_ARCH`].
     ///
     /// If rustc started this executable as the device linker, this links and exits the
-    /// process (see [`link`]); so call it first.
+    /// process (see [`link()`]); so call it first.
     pub fn new() -> Self {
         run_if_invoked_as_linker();
         Builder {
