@@ -85,3 +85,33 @@ fn every_kernel_has_a_module_with_exactly_its_task_functions() {
         }
     }
 }
+
+/// The thread-mode SpMV's row loop is unrolled (`bench/NOTES.md`, entry 39): some basic block
+/// of its kernel holds four fused multiply-adds, so the loads of four iterations are issued
+/// before the first is waited for. A change to the builder's LLVM options or to the rows'
+/// loop that loses this makes the SpMV about 20 % slower on the H200.
+#[test]
+fn the_spmv_row_loop_is_unrolled() {
+    let code = &gtap_workloads::DEVICE_CODE;
+    if let Some(reason) = code.missing_reason() {
+        assert!(
+            std::env::var("GTAP_REQUIRE_DEVICE").as_deref() != Ok("1"),
+            "GTAP_REQUIRE_DEVICE=1 but there is no device code: {reason}"
+        );
+        eprintln!("skipping: no device code ({reason})");
+        return;
+    }
+    let ptx = code
+        .module_of("spmv_kernel")
+        .expect("spmv_kernel's module")
+        .ptx;
+    // Basic blocks start at labels (`$L__BB...:`); count the FMAs between two labels.
+    let most = ptx
+        .split("\n$L__")
+        .map(|block| block.matches("fma.rn.f64").count())
+        .max();
+    assert!(
+        most >= Some(4),
+        "at most {most:?} FMAs in one basic block of spmv_kernel: the row loop is not unrolled"
+    );
+}
