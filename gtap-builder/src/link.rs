@@ -24,9 +24,10 @@
 //!    register limit (`__gtap_maxnreg_*`) in the linked module;
 //! 4. for each kernel, in parallel, its own module (see [`crate::split`]): `opt` internalizes
 //!    everything but that kernel and the crate's other exports, drops what is unreachable and
-//!    optimizes at the `-O` level (without runtime unrolling: see [`crate::unrolling`]); symbols still undefined (other than the CUDA runtime's
-//!    `vprintf`, `malloc`, `free`, `__assertfail`) fail the link; `llc -mcpu=<target-cpu>`
-//!    writes `OUT.modules/<kernel>.ptx`, with `.maxnreg R` in the entry of a kernel that has a
+//!    optimizes at the `-O` level (without runtime unrolling: see [`crate::unrolling`]);
+//!    symbols still undefined (other than the CUDA runtime's `vprintf`, `malloc`, `free`,
+//!    `__assertfail`) fail the link; `llc -mcpu=<target-cpu>` writes
+//!    `OUT.modules/<kernel>.ptx`, with `.maxnreg R` in the entry of a kernel that has a
 //!    register limit;
 //! 5. `OUT.modules/manifest.json` lists the modules with their record sizes, and `OUT` itself
 //!    names the manifest (see [`crate::manifest`]).
