@@ -20,6 +20,13 @@
 //!   has taken back. Owner pops and thief steals both claim by compare-and-swap on `count`, so
 //!   together they never claim more than was published: the owner takes from the tail end
 //!   (newest first), thieves from the head end (oldest first), and the two ranges cannot meet.
+//! * **The owner's view of `count`** (`WarpShared::counts`, shared memory): only the owner adds
+//!   to a `count` (its fold) and thieves only take, so the owner's running total of what it
+//!   published and took back is an upper bound, exact until a thief claims. A pop expects the
+//!   view in its compare-and-swap, whose failure returns the true count for the next attempt
+//!   (smaller, so the loop ends); a queue the view says is empty is empty, and the owner's
+//!   pick among its queues reads no device memory. A pop costs one round trip where a thief
+//!   took nothing since, two otherwise, as a read and a compare-and-swap did before.
 //! * **Thieves** serialise on the victim queue's `lock` (acquire), claim up to 32 ids, read
 //!   `head` (only thieves write it, under the lock), let their lanes copy the ids out, then
 //!   advance `head` and unlock (release). The owner re-reads `head` (acquire) before reusing a
@@ -153,14 +160,15 @@ pub(crate) fn take_overflow(region: &Region, shared: &WarpShared, max: u32) -> u
     n
 }
 
-/// The queue of `warp` with the most published ids, or a random non-empty one in the
-/// deterministic executor's random-queue mode. Returns (queue, count).
+/// The queue with the most ids by `count` (a victim's published counts, or the owner's own
+/// view of its counts), or a random non-empty one in the deterministic executor's
+/// random-queue mode. Returns (queue, count).
 #[inline]
-fn pick(region: &Region, warp: u32, rng: &mut XorShift64) -> (u32, u32) {
+fn pick(region: &Region, rng: &mut XorShift64, count: impl Fn(u32) -> u32) -> (u32, u32) {
     let random = region.random_queue();
     let (mut best, mut best_n, mut seen) = (0, 0, 0u32);
     for q in 0..region.num_queues {
-        let c = region.queue_meta(warp, q).count.load(Ordering::Relaxed);
+        let c = count(q);
         if c == 0 {
             continue;
         }
@@ -175,6 +183,14 @@ fn pick(region: &Region, warp: u32, rng: &mut XorShift64) -> (u32, u32) {
         }
     }
     (best, best_n)
+}
+
+/// The queue of warp `warp` with the most published ids (device-memory reads): a thief's pick.
+#[inline]
+fn pick_victim_queue(region: &Region, warp: u32, rng: &mut XorShift64) -> (u32, u32) {
+    pick(region, rng, |q| {
+        region.queue_meta(warp, q).count.load(Ordering::Relaxed)
+    })
 }
 
 /// Ring positions `start..start + count` of one queue, claimed by a warp's leader; the lanes
@@ -253,7 +269,7 @@ pub(crate) fn pop_own(
     max: u32,
 ) -> Option<Claim> {
     loop {
-        let (q, c) = pick(region, me, rng);
+        let (q, c) = pick(region, rng, |q| shared.counts[q as usize].load());
         if c == 0 {
             return None;
         }
@@ -268,8 +284,9 @@ pub(crate) fn pop_own(
 }
 
 /// Leader: one attempt to claim up to `max` of the newest ids of the warp's own queue `q`,
-/// which held `seen` published ids when last read. On success the warp's tail moves back over
-/// them. `None`: a thief claimed meanwhile, read again.
+/// expecting `seen` published ids (the warp's view, [`WarpShared::counts`]). On success the
+/// warp's tail moves back over them. `None`: thieves claimed some since (the view now holds
+/// what is left), read again.
 #[inline]
 fn claim_newest(
     region: &Region,
@@ -286,11 +303,20 @@ fn claim_newest(
     // release sequence of the fold's publication, so a thief that reads its value still
     // acquires everything published before. (AcqRel cost a membar and an L1 invalidation per
     // pop: 4.6 % of fib(40)'s stall samples at a7d111f.)
-    region
+    let view = &shared.counts[q as usize];
+    match region
         .queue_meta(me, q)
         .count
         .compare_exchange(seen, seen - n, Ordering::Relaxed)
-        .ok()?;
+    {
+        Ok(_) => view.store(seen - n),
+        Err(now) => {
+            // Thieves only take, so `now < seen`: the next attempt expects less, and the view
+            // stays an upper bound.
+            view.store(now);
+            return None;
+        }
+    }
     let tail = shared.tails[q as usize].load().wrapping_sub(n);
     shared.tails[q as usize].store(tail);
     Some(Span {
@@ -309,7 +335,7 @@ pub(crate) fn pop_own_at(region: &Region, shared: &WarpShared, me: u32, q: u32, 
         return Span::EMPTY;
     }
     loop {
-        let c = region.queue_meta(me, q).count.load(Ordering::Relaxed);
+        let c = shared.counts[q as usize].load();
         if c == 0 {
             return Span::EMPTY;
         }
@@ -341,7 +367,7 @@ pub(crate) fn try_steal(
         // A random index below workers - 1 by multiply-shift (no division).
         let v = ((rng.next_u64() as u32 as u64 * (workers as u64 - 1)) >> 32) as u32;
         let victim = (if v >= mine { v + 1 } else { v }) * stride;
-        let (q, c) = pick(region, victim, rng);
+        let (q, c) = pick_victim_queue(region, victim, rng);
         if c == 0 {
             continue;
         }
@@ -478,6 +504,8 @@ pub(crate) fn fold<const KEPT: u32, const DETACH: bool>(warp: &Warp, release: bo
                     .queue_meta(me, q)
                     .count
                     .add(publish, Ordering::Relaxed);
+                let view = &shared.counts[q as usize];
+                view.store(view.load() + publish);
                 shared.tails[q as usize].store(tail.wrapping_add(publish));
             }
             if publish == room {
@@ -776,7 +804,10 @@ mod tests {
         for (q, c) in [(0, 2), (1, 7), (2, 5)] {
             region.queue_meta(0, q).count.store(c, Ordering::Relaxed);
         }
-        assert_eq!(pick(region, 0, &mut XorShift64::new(1)), (1, 7));
+        assert_eq!(
+            pick_victim_queue(region, 0, &mut XorShift64::new(1)),
+            (1, 7)
+        );
     }
 
     /// The owner pops while two thieves steal, all on their own threads: every published id is

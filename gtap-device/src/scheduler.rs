@@ -207,6 +207,10 @@ pub struct WarpShared {
     /// Last thief head seen per queue (a lower bound; refreshed by the fold when a ring looks
     /// full).
     pub(crate) heads: [LocalU32; MAX_QUEUES],
+    /// The warp's view of each queue's `count`: an upper bound, exact until a thief claims (only
+    /// the owner adds to a count, thieves only take). Pops expect it in their compare-and-swap
+    /// and skip the queues it says are empty, with no device-memory read before the claim.
+    pub(crate) counts: [LocalU32; MAX_QUEUES],
     /// Head of the warp's overflow list of staged ids its rings had no room for, linked through
     /// the tasks' headers; [`NONE`] when empty (see the `queue` module docs).
     pub(crate) overflow: LocalU32,
@@ -236,6 +240,7 @@ impl WarpShared {
             staged: [const { LocalU32::new(0) }; MAX_QUEUES],
             keep: [const { [const { LocalU32::new(0) }; KEEP as usize] }; MAX_QUEUES],
             heads: [const { LocalU32::new(0) }; MAX_QUEUES],
+            counts: [const { LocalU32::new(0) }; MAX_QUEUES],
             overflow: LocalU32::new(NONE),
             pool: PoolLocal::new(),
             stats: UnsafeCell::new(WarpStats::ZERO),
