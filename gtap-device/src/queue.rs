@@ -526,6 +526,45 @@ pub(crate) fn fold<const KEPT: u32, const DETACH: bool>(warp: &Warp, release: bo
     }
 }
 
+/// Block worker, after the joins of a task that finished: the id they staged (the parent
+/// whose last child the task was), as the next batch of one, without a fold. It is the only id
+/// of the step (a finished block task spawned nothing, and a block's joins run on lane 0
+/// alone), and it stays unpublished, so there is nothing to place or fence. An empty batch
+/// when the joins staged nothing. Readers of `keep` ran after the warp barrier that ended the
+/// joins.
+#[inline]
+pub(crate) fn take_lone_staged(warp: &Warp) -> Batch {
+    let (region, shared) = (warp.region(), warp.shared());
+    let q = warp.leader(|| {
+        (0..region.num_queues)
+            .find(|&q| shared.staged[q as usize].load() != 0)
+            .unwrap_or(NONE)
+    });
+    if q == NONE {
+        return Batch {
+            ids: Warp::splat(NONE),
+            len: 0,
+            queue: 0,
+        };
+    }
+    let ids = warp.lanes(|lane| {
+        if lane == 0 {
+            shared.keep[q as usize][0].load()
+        } else {
+            NONE
+        }
+    });
+    warp.leader_only(|| {
+        debug_assert_eq!(shared.staged[q as usize].load(), 1);
+        shared.staged[q as usize].store(0);
+    });
+    Batch {
+        ids,
+        len: 1,
+        queue: q,
+    }
+}
+
 /// Test only: starts every ring position of `warp`'s queues at `at` (a warp at kernel start has
 /// them all at 0), to run the wrap-around of the free-running counters.
 #[cfg(test)]

@@ -61,7 +61,8 @@
 //! 4. **Fold and join.** The scheduling warp folds what the step staged, keeping one id (the
 //!    first child or the continuation) as the next task and publishing the rest with its
 //!    release fence, then frees a finished task and notifies its parent ([`crate::join`],
-//!    unchanged), and restocks the pool stash.
+//!    unchanged), and restocks the pool stash. A parent whose last child that was is the only
+//!    id the step staged: it becomes the next task at once, unpublished, with no second fold.
 //!
 //! So a step costs two block barriers, plus those of the helpers the task calls, and at most
 //! one release fence, the scheduling warp's.

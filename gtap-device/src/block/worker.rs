@@ -363,6 +363,9 @@ fn settle<const DETACH: bool>(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
         warp.sync();
         if detached {
             s.owed += 1;
+        } else {
+            // A parent this task resumed is the next task, with no second fold in the find.
+            s.batch = queue::take_lone_staged(warp);
         }
     }
     s.restock();
