@@ -99,6 +99,36 @@ fn a_wait_reached_by_part_of_the_block_is_a_typed_error_then_the_runtime_runs_on
 }
 
 #[test]
+fn a_block_spawn_without_a_free_slot_is_a_typed_error_then_reset_runs_correctly() {
+    use gtap_host::{DeviceErrorKind, Error};
+    use gtap_tests::block::{BLOCK, helpers_kernel, helpers_seq};
+    // 2 slots a warp, 8 in all: a depth-3 launch holds at least 13 tasks at once (each level
+    // waits for its 4 children), and a block-mode child cannot run inline.
+    let small = |mode| {
+        let config = Config::new()
+            .block_mode()
+            .block_size(BLOCK)
+            .grid_size(2)
+            .max_tasks_per_warp(2);
+        Runtime::cpu(mode, &config).expect("CPU runtime")
+    };
+    for mut rt in [
+        small(CpuMode::Deterministic { seed: 5 }),
+        small(CpuMode::Parallel),
+    ] {
+        let Err(Error::Device(e)) = rt.launch(helpers_kernel, (3, 5)) else {
+            panic!("13 live tasks cannot fit 8 slots");
+        };
+        assert_eq!(e.kind, DeviceErrorKind::PoolExhausted, "{e}");
+        assert_eq!(e.task, "helpers");
+        assert!(e.message.contains("cannot run inline"), "{e}");
+        rt.reset().unwrap();
+        let got = rt.launch(helpers_kernel, (1, 2)).unwrap();
+        assert_eq!(got.result, helpers_seq(1, 2, BLOCK));
+    }
+}
+
+#[test]
 fn arguments_read_after_waits_match_the_sequential_reference() {
     use gtap_tests::block::{BLOCK, args_after_waits_kernel, args_after_waits_seq};
     for (depth, acc, salt, scale) in [(0, 5, 7, 11), (1, 2, 3, 4), (3, 9, 1, 1000)] {

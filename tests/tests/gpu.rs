@@ -1297,6 +1297,29 @@ fn block_mode_partial_wait_is_a_typed_error_then_the_runtime_runs_on() {
 }
 
 #[test]
+fn block_mode_spawn_without_a_free_slot_is_a_typed_error_then_reset_runs_correctly() {
+    use gtap_tests::block::{BLOCK, helpers_kernel, helpers_seq};
+    // 2 blocks of 2 warps, 2 slots a warp: a depth-3 launch holds at least 13 tasks at once.
+    let config = Config::new()
+        .block_mode()
+        .block_size(BLOCK)
+        .grid_size(2)
+        .max_tasks_per_warp(2);
+    let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, config) else {
+        return;
+    };
+    let Err(Error::Device(e)) = rt.launch(helpers_kernel, (3, 5)) else {
+        panic!("13 live tasks cannot fit 8 slots");
+    };
+    assert_eq!(e.kind, DeviceErrorKind::PoolExhausted, "{e}");
+    assert_eq!(e.task, "helpers");
+    println!("{e}");
+    rt.reset().unwrap();
+    let got = rt.launch(helpers_kernel, (1, 2)).unwrap();
+    assert_eq!(got.result, helpers_seq(1, 2, BLOCK));
+}
+
+#[test]
 fn no_taskwait_kernels_visit_every_node_over_many_launches_and_reject_a_wait() {
     use gtap_tests::detached::{
         BLOCK, block_waits_kernel, visit_block_kernel, visit_joined_kernel, visit_kernel,

@@ -64,8 +64,9 @@ pub enum BlockPollEnd {
     /// Every thread reached the same `taskwait!` and no child was spawned: the wait is a no-op
     /// and the block polls the task again at once.
     PollAgain = 4,
-    /// The launch is aborting (a device error, here or elsewhere, such as a partial wait): the
-    /// task was left.
+    /// The threads disagreed: a partial wait (raised as a device error here), or a thread
+    /// that panicked or raised an error in the poll, in a launch now aborting. The task was
+    /// left.
     Dropped = 5,
 }
 

@@ -5,6 +5,7 @@ use crate::abi::{BlockPollEnd, ErrorCode, WarpState};
 use crate::arch::{self, Warp};
 use crate::error::{Failure, raise};
 use crate::join::{self, Done};
+use crate::lane::FAILED;
 use crate::queue::{self, Batch};
 use crate::record::{COMPLETING, NONE};
 use crate::scheduler::{Found, STOP_CHECK_STEPS, Step, Worker};
@@ -226,6 +227,10 @@ fn poll<R: BlockTask>(task: u32, shared: &BlockShared) -> bool {
         shared.spawned.fetch_add(ctx.spawned);
     }
     match outcome {
+        // A thread that raised a device error in the poll (a spawn found no slot) counts
+        // neither way: the verdict sees the threads disagree and drops the task, as the launch
+        // is aborting.
+        _ if ctx.flags & FAILED != 0 => {}
         Some(true) => {
             shared.returned.fetch_add(1);
         }
@@ -267,9 +272,6 @@ fn judge<const DETACH: bool>(task: u32, shared: &BlockShared, threads: u32) -> u
     // SAFETY: the record is the block's; thread 0 alone writes its header after the poll's
     // barrier, and the next poll reads `started` after the next step's barrier.
     unsafe { record::set_started(h) };
-    if region.control().aborted() {
-        return DROPPED;
-    }
     let pending = |resume| {
         // SAFETY: as above; the children are staged, not published, so none can decrement
         // `pending` before the fold (see `crate::join`).
@@ -280,6 +282,9 @@ fn judge<const DETACH: bool>(task: u32, shared: &BlockShared, threads: u32) -> u
         }
     };
     if DETACH && suspended > 0 {
+        if region.control().aborted() {
+            return DROPPED;
+        }
         // Any wait, even one every thread reached, in a launch where nothing joins.
         let site = wait.unwrap_or(&UNKNOWN_WAIT);
         raise(Failure::at(ErrorCode::WaitInNoTaskwaitKernel, site, 0, 0));
@@ -300,7 +305,11 @@ fn judge<const DETACH: bool>(task: u32, shared: &BlockShared, threads: u32) -> u
         pending(resume);
         return SUSPENDED;
     }
-    // Not every thread reached the same wait: a device error, never a hang.
+    // Not every thread reached the same wait: a device error, never a hang, unless the launch
+    // is aborting (a thread that panicked left the poll without counting itself).
+    if region.control().aborted() {
+        return DROPPED;
+    }
     let site = wait.unwrap_or(&UNKNOWN_WAIT);
     let mut f = Failure::at(
         ErrorCode::PartialWait,
