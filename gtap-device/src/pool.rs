@@ -439,6 +439,38 @@ impl Broadcast for RestockPlan {
     }
 }
 
+/// Own ids a block's scheduling warp moves back into `ready` with its leader alone.
+const LEADER_MOVES: u32 = 4;
+
+/// Block mode's restock, before [`restock`] (collective): when at most [`LEADER_MOVES`] of
+/// the warp's own ids came back this step and `ready` stays at least half full, so that
+/// nothing comes from the ring or the fresh ids, the leader moves them alone, with no plan
+/// to broadcast and no lane loop. Returns whether it did; if not, [`restock`] must run. A
+/// block step frees at most one task and spawns few: this is its common case. (Thread mode
+/// frees up to a task per lane each step, and keeps the lanes' parallel copy.)
+pub(crate) fn restock_few(warp: &Warp) -> bool {
+    let local = &warp.shared().pool;
+    let done = warp.leader(|| {
+        let start = (local.ready_len.load() as i32).max(0) as u32;
+        let freed = local.freed_len.load();
+        if freed > LEADER_MOVES || start + freed < STASH / 2 || start + freed > STASH {
+            return 0;
+        }
+        for j in 0..freed {
+            local.ready[(start + j) as usize].store(local.freed[j as usize].load());
+        }
+        local.ready_len.store(start + freed);
+        local.freed_len.store(0);
+        local.kept.fetch_add(freed);
+        1
+    });
+    if done != 0 {
+        // As at the end of `restock`: the lanes see `ready` before they allocate again.
+        warp.sync();
+    }
+    done != 0
+}
+
 /// End of step, after the warp barrier (collective): takes the warp's own freed ids back into
 /// `ready` and fills it up from the ring, then from fresh ids. Lanes copy in parallel.
 pub(crate) fn restock(warp: &Warp) {

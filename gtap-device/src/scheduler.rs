@@ -584,7 +584,10 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
         let warp = self.warp;
         let region = warp.region();
         let me = self.me;
-        pool::restock(warp);
+        // A block (batches of one) usually has a few ids to take back and nothing else to do.
+        if BATCH > 1 || !pool::restock_few(warp) {
+            pool::restock(warp);
+        }
         if self.steps.is_multiple_of(STOP_CHECK_STEPS) {
             // Sampled with the stop check: a device-memory read every step would cost latency.
             let live = pool::live(region, &warp.shared().pool, me);
