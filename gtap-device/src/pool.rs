@@ -14,9 +14,11 @@
 //!   from `ready` and only *push* the warp's own finished ids onto `freed`, with one
 //!   warp-aggregated shared-memory atomic per group of lanes; no device memory is touched. At
 //!   the end of the step (after the warp barrier) `restock` moves `freed` into `ready` and,
-//!   when `ready` is below half full, tops it up from the ring below, then from fresh ids. A lane that finds `ready` empty (or `freed` full) mid-step falls back
-//!   to the ring directly. The counters may overshoot under concurrent lanes; the restock
-//!   clamps them.
+//!   when `ready` is below half full, tops it up from the ring below, then from fresh ids (a
+//!   block's scheduling warp, which takes back at most a few ids a step, has its leader move
+//!   them alone when nothing else is needed: `restock_few`). A lane that finds `ready` empty
+//!   (or `freed` full) mid-step falls back to the ring directly. The counters may overshoot
+//!   under concurrent lanes; the restock clamps them.
 //! * **Ring** (device memory): ids freed on *other* warps. Task ids are
 //!   `warp << id_shift | index` with `2^id_shift >= slots_per_warp`, so the owner is a shift
 //!   away. The ring has `n = 2^id_shift` cells (Vyukov's sequence-number scheme); a cell is one
