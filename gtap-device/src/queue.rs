@@ -535,11 +535,7 @@ pub(crate) fn fold<const KEPT: u32, const DETACH: bool>(warp: &Warp, release: bo
 #[inline]
 pub(crate) fn take_lone_staged(warp: &Warp) -> Batch {
     let (region, shared) = (warp.region(), warp.shared());
-    let q = warp.leader(|| {
-        (0..region.num_queues)
-            .find(|&q| shared.staged[q as usize].load() != 0)
-            .unwrap_or(NONE)
-    });
+    let q = warp.leader(|| shared.first_staged(region.num_queues).unwrap_or(NONE));
     if q == NONE {
         return Batch {
             ids: Warp::splat(NONE),

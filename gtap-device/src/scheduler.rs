@@ -230,7 +230,13 @@ impl WarpShared {
     /// Whether ids were staged since the last fold.
     #[inline]
     pub(crate) fn has_staged(&self, num_queues: u32) -> bool {
-        (0..num_queues).any(|q| self.staged[q as usize].load() != 0)
+        self.first_staged(num_queues).is_some()
+    }
+
+    /// The first queue that ids were staged on since the last fold.
+    #[inline]
+    pub(crate) fn first_staged(&self, num_queues: u32) -> Option<u32> {
+        (0..num_queues).find(|&q| self.staged[q as usize].load() != 0)
     }
 
     /// State of a warp at kernel start.

@@ -58,8 +58,8 @@
 //!    again (every thread at the same wait and no children: the wait is a no-op, and the task
 //!    is the next step's), or dropped (the threads disagree: a partial wait is raised, unless
 //!    the launch is aborting, as it is when a thread of the poll panicked or raised an error
-//!    and so counted itself neither way). Only that case reads the stop word: a clean verdict
-//!    stands even in an aborting launch, whose workers stop at their next stop check. It
+//!    and so counted itself neither way). Only an error verdict reads the stop word: a clean
+//!    verdict stands even in an aborting launch, whose workers stop at their next stop check. It
 //!    resets the block's counters before the next step's barrier.
 //! 4. **Fold and join.** The scheduling warp folds what the step staged, keeping one id (the
 //!    first child or the continuation) as the next task and publishing the rest with its

@@ -281,14 +281,19 @@ fn judge<const DETACH: bool>(task: u32, shared: &BlockShared, threads: u32) -> u
                 .store(spawned, core::sync::atomic::Ordering::Relaxed);
         }
     };
-    if DETACH && suspended > 0 {
-        if region.control().aborted() {
-            return DROPPED;
+    // An error verdict drops the task; in a launch already aborting (a thread that panicked
+    // or raised an error left the poll without counting itself) it raises nothing. The only
+    // read of the stop word in a step that is not a stop check.
+    let fail = |f: Failure<'_>| {
+        if !region.control().aborted() {
+            raise(f);
         }
+        DROPPED
+    };
+    let site = wait.unwrap_or(&UNKNOWN_WAIT);
+    if DETACH && suspended > 0 {
         // Any wait, even one every thread reached, in a launch where nothing joins.
-        let site = wait.unwrap_or(&UNKNOWN_WAIT);
-        raise(Failure::at(ErrorCode::WaitInNoTaskwaitKernel, site, 0, 0));
-        return DROPPED;
+        return fail(Failure::at(ErrorCode::WaitInNoTaskwaitKernel, site, 0, 0));
     }
     if returned == threads {
         // In a `no_taskwait` launch the children are detached: the task is finished.
@@ -305,12 +310,7 @@ fn judge<const DETACH: bool>(task: u32, shared: &BlockShared, threads: u32) -> u
         pending(resume);
         return SUSPENDED;
     }
-    // Not every thread reached the same wait: a device error, never a hang, unless the launch
-    // is aborting (a thread that panicked left the poll without counting itself).
-    if region.control().aborted() {
-        return DROPPED;
-    }
-    let site = wait.unwrap_or(&UNKNOWN_WAIT);
+    // Not every thread reached the same wait: a device error, never a hang.
     let mut f = Failure::at(
         ErrorCode::PartialWait,
         site,
@@ -322,8 +322,7 @@ fn judge<const DETACH: bool>(task: u32, shared: &BlockShared, threads: u32) -> u
     } else {
         "the other threads returned instead of waiting"
     });
-    raise(f);
-    DROPPED
+    fail(f)
 }
 
 /// The site named when no thread of a failed poll reached a wait (cannot happen: a partial
