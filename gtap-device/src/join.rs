@@ -121,9 +121,15 @@ pub(crate) fn returned<const DETACH: bool>(lane: &LaneView, id: u32) -> Option<u
 pub(crate) fn complete<const DETACH: bool>(warp: &Warp, done: Lanes<Done>) {
     let region = warp.region();
     let mut job = done;
-    // The slots of the step's own tasks were released by the fold's fence; a COMPLETING parent
-    // was read after this lane's acquire, so its slot is freed with a release.
-    let mut free_order = Ordering::Relaxed;
+    // The slots of the step's own tasks were released by the fold's fence. In a launch whose
+    // tasks detach the fold fences only when it publishes, so a free releases by itself (only
+    // on the ring path: an own slot stays with its worker, see `crate::pool`). A COMPLETING
+    // parent was read after this lane's acquire, so its slot is freed with a release.
+    let mut free_order = if DETACH {
+        Ordering::Release
+    } else {
+        Ordering::Relaxed
+    };
     // First round: the fold's fence released this step's results, so each decrement only
     // acquires (on the GPU `atom.acquire`: the RMW and an L1 invalidation, no membar). A
     // cascade's decrement must also release what this lane acquired: acquire-release.

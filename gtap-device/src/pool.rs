@@ -55,9 +55,10 @@
 //!   reserved), so every such wait reads the abort flag every `SPINS_PER_ABORT_CHECK`
 //!   backoffs and gives up: the id is lost, which no longer matters. A restock whose take gave
 //!   up empties the stash, which then has holes.
-//! * **Ordering of the slot itself.** The task that frees a slot has fenced after its last
-//!   access to it (see [`crate::join`]), and the producer's store of the cell follows that
-//!   fence (or is itself a release): a release pattern. The consumer loads the cell with
+//! * **Ordering of the slot itself.** The task that frees a slot into another warp's ring has
+//!   fenced after its last access to it (see [`crate::join`]), and the producer's store of
+//!   the cell follows that fence, or is itself a release (in a launch whose tasks detach,
+//!   whose steps fence only to publish): a release pattern. The consumer loads the cell with
 //!   acquire (`ld.acquire.gpu`, an `Acquire` load on the CPU), because nothing fences between
 //!   a take and the first write of the new record: an allocation writes it at once, and a
 //!   restock runs after the step's fences, before the next step's polls. So the old task's
@@ -545,7 +546,7 @@ pub(crate) fn restock(warp: &Warp) {
                 local.ready[(start + j) as usize].store(local.freed[j as usize].load());
             } else if j < moved + spilled {
                 // More of the warp's own ids came back than `ready` holds: through the ring.
-                // Relaxed: the step's fence already ordered every access to these slots.
+                // Relaxed: the slots' tasks ran on this warp, the ring's only consumer.
                 free_to_ring(region, local.freed[j as usize].load(), Ordering::Relaxed);
             } else if j < moved + spilled + from_ring {
                 let k = j - moved - spilled;

@@ -20,9 +20,9 @@
 //!
 //! So a step costs one membar, whatever its 32 tasks did. The launch ends when the root
 //! task finishes (`Control::finish`), a device error aborts it, or the host's watchdog stops it
-//! ([`STOPPED_BY_WATCHDOG`]). Workers read the stop word when they have nothing to run and
-//! every [`STOP_CHECK_STEPS`] steps otherwise, so an abort stops every warp promptly without a
-//! global read per step; the same check publishes the warp's progress
+//! ([`STOPPED_BY_WATCHDOG`]). Workers read the stop word (relaxed) when they find nothing to
+//! run and every [`STOP_CHECK_STEPS`] steps otherwise, so an abort stops every warp promptly
+//! without a global read per step; the same check publishes the warp's progress
 //! ([`crate::abi::WarpStatus`]).
 //!
 //! **Steals.** The victim made its records and ring entries visible with a release pattern:
@@ -76,7 +76,11 @@
 //! publication, so no thief can run and subtract a child that was not yet counted) and
 //! subtracted after it finished. So it reaches zero only when no task exists and every worker
 //! has paid what it owed, which every worker does once the work is gone. A step pays one `red`
-//! and no round trip; a subtraction's round trip comes only with running dry. A `taskwait!`
+//! and no round trip; a subtraction's round trip comes only with running dry. Finishing needs
+//! no fence in such a launch (nobody is notified): a step fences only when it publishes, a
+//! finished task's slot freed into another warp's ring is a release store, and the
+//! subtraction is a release, which orders the finished tasks' writes (the root's result among
+//! them) before the launch's end. A `taskwait!`
 //! reached in such a launch is the device error `WaitInNoTaskwaitKernel`. The worker, the fold
 //! and the join take the option as a const parameter (`DETACH`); a GPU kernel fixes it in its
 //! own launch parameters, so it compiles only the scheduler of its kind of launch and a kernel
@@ -152,13 +156,14 @@ impl Control {
         self.live.add(n, Ordering::Relaxed);
     }
     /// A `no_taskwait` launch: counts `n` finished tasks, and finishes the launch if that
-    /// leaves none. Relaxed: the folds of the steps they finished in fenced (release) after
-    /// their last accesses, and the subtraction that finishes acquires with a fence, so the
-    /// root's result is visible to whoever reads the finished stop word with acquire.
+    /// leaves none. Release: the steps they finished in did not fence for them (see "Kernels
+    /// without waits" in the module docs), so this releases their last accesses, the root's
+    /// result among them; the subtraction that finishes acquires with a fence, so the result
+    /// is visible to whoever reads the finished stop word and then fences (acquire).
     #[cold]
     #[inline(never)]
     pub(crate) fn count_finished(&self, n: u32) {
-        if self.live.fetch_sub(n, Ordering::Relaxed) == n {
+        if self.live.fetch_sub(n, Ordering::Release) == n {
             arch::fence_acquire();
             self.finish();
         }
@@ -168,10 +173,13 @@ impl Control {
     pub(crate) fn abort(&self) {
         self.stop.store(ABORTED, Ordering::Release);
     }
-    /// `RUNNING`, `FINISHED`, `ABORTED` or [`STOPPED_BY_WATCHDOG`].
+    /// `RUNNING`, `FINISHED`, `ABORTED` or [`STOPPED_BY_WATCHDOG`]. Relaxed (on sm_90 an
+    /// acquire load would also empty the multiprocessor's L1 at every check): a reader that
+    /// goes on to read what the launch's end published (the root's result) fences first
+    /// (`arch::fence_acquire` in `entry!`).
     #[inline]
     fn state(&self) -> u32 {
-        self.stop.load(Ordering::Acquire)
+        self.stop.load(Ordering::Relaxed)
     }
     /// Whether a device error or the watchdog stopped the launch.
     #[inline]
@@ -338,6 +346,13 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
         self.batch = queue::fold::<BATCH, DETACH>(self.warp, false);
     }
 
+    /// Whether the launch is over or being stopped (the leader reads the stop word).
+    #[inline(always)]
+    pub(crate) fn stopping(&self) -> bool {
+        let region = self.warp.region();
+        self.warp.leader(|| region.control().stopping() as u32) != 0
+    }
+
     /// The worker found nothing to run: says so in its status and, in a `no_taskwait` launch,
     /// subtracts the tasks that finished here from the live count, which may end the launch.
     #[inline(always)]
@@ -413,17 +428,22 @@ impl<'w> Worker<'w> {
         let warp = self.warp;
         let region = warp.region();
         self.steps = self.steps.wrapping_add(1);
-        if self.batch.len == 0 || self.steps.is_multiple_of(STOP_CHECK_STEPS) {
+        let checked = self.steps.is_multiple_of(STOP_CHECK_STEPS);
+        if checked {
             if self.batch.len != 0 {
                 self.publish(WarpState::Working);
             }
-            let state = warp.leader(|| region.control().state());
-            if state != RUNNING {
+            if self.stopping() {
                 return Step::Stopped;
             }
         }
         let start = arch::clock();
         if self.batch.len == 0 && !self.refill::<DETACH>() {
+            // A warp that found work goes on to its next check; one that found none reads the
+            // stop word now, which ends the launch for it.
+            if !checked && self.stopping() {
+                return Step::Stopped;
+            }
             self.idle::<DETACH>();
             if region.traced() {
                 trace::idle_step(warp);
@@ -456,7 +476,9 @@ impl<'w> Worker<'w> {
         let polled = self.batch.len as u64;
         let finished = Warp::map(done, |d| d.task != NONE);
         let any_finished = warp.any(finished);
-        self.batch = queue::fold::<KEEP, DETACH>(warp, any_finished);
+        // Finished tasks notify their parents after the fold's fence; detached ones notify
+        // nobody, and their frees and the live count release by themselves.
+        self.batch = queue::fold::<KEEP, DETACH>(warp, any_finished && !DETACH);
         if any_finished {
             join::complete::<DETACH>(warp, done);
             warp.sync();

@@ -41,10 +41,11 @@
 //! the first warps of the blocks. The other warps' queues stay empty; their task slots are lent
 //! through the pool's borrowing ([`crate::pool`]). One step of a block:
 //!
-//! 1. **Find.** The scheduling warp checks the stop word (as a warp does), takes the task its
-//!    last fold kept, or refills (staged ids, the overflow list, its own fullest queue, a
-//!    steal of the oldest id of a victim), and its leader writes the id into the block's
-//!    shared state. Block barrier. Every thread reads the id.
+//! 1. **Find.** The scheduling warp takes the task its last fold kept, or refills (staged
+//!    ids, the overflow list, its own fullest queue, a steal of the oldest id of a victim),
+//!    reading the stop word as a warp does (when the refill finds nothing, and every
+//!    [`STOP_CHECK_STEPS`](crate::scheduler::STOP_CHECK_STEPS) steps), and its leader writes
+//!    the id into the block's shared state. Block barrier. Every thread reads the id.
 //! 2. **Poll.** Every thread polls its own frame once. Spawns allocate from the block's pool
 //!    stash and stage on the block's queues with the warp-aggregated shared-memory atomics of
 //!    thread mode (`atom.*.cta` reach every warp of a block), so 256 threads spawning at once

@@ -159,15 +159,20 @@ fn find<const DETACH: bool>(s: &mut Worker<'_, 1>) -> u32 {
     let warp = s.warp();
     let region = warp.region();
     s.steps = s.steps.wrapping_add(1);
-    if s.batch.len == 0 || s.steps.is_multiple_of(STOP_CHECK_STEPS) {
+    let checked = s.steps.is_multiple_of(STOP_CHECK_STEPS);
+    if checked {
         if s.batch.len != 0 {
             s.publish(WarpState::Working);
         }
-        if warp.leader(|| region.control().stopping() as u32) != 0 {
+        if s.stopping() {
             return STOP;
         }
     }
     if s.batch.len == 0 && s.refill_from::<DETACH>() == Found::Nothing {
+        // As a warp does: the stop word is read by a block that found nothing to run.
+        if !checked && s.stopping() {
+            return STOP;
+        }
         s.idle::<DETACH>();
         if region.traced() {
             trace::idle_step(warp);
@@ -269,9 +274,10 @@ fn judge<const DETACH: bool>(task: u32, shared: &BlockShared, threads: u32) -> u
         counter.store(0);
     }
     shared.resume.store(crate::record::SPAWN_QUEUE);
+    // Only a task polled again reads `started`: a finished or completing one is never polled.
     // SAFETY: the record is the block's; thread 0 alone writes its header after the poll's
     // barrier, and the next poll reads `started` after the next step's barrier.
-    unsafe { record::set_started(h) };
+    let started = || unsafe { record::set_started(h) };
     let pending = |resume| {
         // SAFETY: as above; the children are staged, not published, so none can decrement
         // `pending` before the fold (see `crate::join`).
@@ -304,6 +310,7 @@ fn judge<const DETACH: bool>(task: u32, shared: &BlockShared, threads: u32) -> u
         return CHILDREN_LEFT;
     }
     if suspended == threads && !mismatch {
+        started();
         if spawned == 0 {
             return POLL_AGAIN;
         }
@@ -365,7 +372,8 @@ fn settle<const DETACH: bool>(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
             Done::NOTHING
         }
     });
-    s.batch = queue::fold::<1, DETACH>(warp, finished);
+    // As in thread mode, a detached task's finish needs no fence.
+    s.batch = queue::fold::<1, DETACH>(warp, finished && !DETACH);
     if finished {
         join::complete::<DETACH>(warp, done);
         warp.sync();
