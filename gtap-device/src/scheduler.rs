@@ -107,6 +107,10 @@ use crate::trace::{self, TraceCursor};
 /// Busy warps read the stop word once every this many steps.
 pub const STOP_CHECK_STEPS: u32 = 32;
 
+/// A working step's phases are timed in the stop-check steps only, one in this many, and
+/// each timed step counts for this many (see [`WarpStats`]).
+const TIMED_EVERY: u64 = STOP_CHECK_STEPS as u64;
+
 const RUNNING: u32 = 0;
 const FINISHED: u32 = 1;
 const ABORTED: u32 = 2;
@@ -346,6 +350,54 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
         self.batch = queue::fold::<BATCH, DETACH>(self.warp, false);
     }
 
+    /// Whether this step is timed: a stop-check step (see [`Worker::time_polls`]).
+    #[inline(always)]
+    pub(crate) fn timed(&self) -> bool {
+        self.steps.is_multiple_of(STOP_CHECK_STEPS)
+    }
+
+    /// Backs off for `ns` nanoseconds with nothing to run, counted as idle.
+    #[inline(always)]
+    pub(crate) fn back_off(&self, ns: u32) {
+        let start = arch::clock();
+        arch::backoff(ns);
+        self.count(|s| s.cycles_idle += arch::clock().wrapping_sub(start));
+    }
+
+    /// A timed step (a stop-check step, one in [`STOP_CHECK_STEPS`]: see [`WarpStats`]) starts
+    /// its polls: the cycles since `start` were scheduling. The polls' start is kept in the
+    /// warp's statistics (subtracted now, its end added by [`Worker::time_polls_ended`]), not
+    /// in a register that every step would carry across the polls.
+    #[inline(always)]
+    pub(crate) fn time_polls(&self, start: u64) {
+        self.count(|s| {
+            let now = arch::clock();
+            s.cycles_scheduling += TIMED_EVERY * now.wrapping_sub(start);
+            s.cycles_running = s.cycles_running.wrapping_sub(TIMED_EVERY * now);
+        });
+    }
+
+    /// A timed step's polls ended: adds their end to the running cycles and returns it.
+    #[inline(always)]
+    pub(crate) fn time_polls_ended(&self) -> u64 {
+        let now = arch::clock();
+        self.count(|s| s.cycles_running = s.cycles_running.wrapping_add(TIMED_EVERY * now));
+        now
+    }
+
+    /// Counts a step that ran `polled` polls; a timed step also counts the scheduling cycles
+    /// since its polls `ended`.
+    #[inline(always)]
+    pub(crate) fn count_step(&self, polled: u64, ended: Option<u64>) {
+        self.count(|s| {
+            s.tasks += polled;
+            s.steps += 1;
+            if let Some(ended) = ended {
+                s.cycles_scheduling += TIMED_EVERY * arch::clock().wrapping_sub(ended);
+            }
+        });
+    }
+
     /// Whether the launch is over or being stopped (the leader reads the stop word).
     #[inline(always)]
     pub(crate) fn stopping(&self) -> bool {
@@ -400,14 +452,11 @@ impl<'w> Worker<'w> {
     pub(crate) fn run_as<R: TaskFunction, const DETACH: bool>(mut self) {
         let mut idle_ns = 32;
         loop {
-            let start = arch::clock();
             match self.step_as::<R, DETACH>() {
                 Step::Worked => idle_ns = 32,
                 Step::Idle => {
-                    arch::backoff(idle_ns);
+                    self.back_off(idle_ns);
                     idle_ns = (idle_ns * 2).min(4096);
-                    let idle = arch::clock().wrapping_sub(start);
-                    self.count(|s| s.cycles_idle += idle);
                 }
                 Step::Stopped => break,
             }
@@ -428,7 +477,7 @@ impl<'w> Worker<'w> {
         let warp = self.warp;
         let region = warp.region();
         self.steps = self.steps.wrapping_add(1);
-        let checked = self.steps.is_multiple_of(STOP_CHECK_STEPS);
+        let checked = self.timed();
         if checked {
             if self.batch.len != 0 {
                 self.publish(WarpState::Working);
@@ -448,6 +497,7 @@ impl<'w> Worker<'w> {
             if region.traced() {
                 trace::idle_step(warp);
             }
+            self.count(|s| s.cycles_idle += arch::clock().wrapping_sub(start));
             return Step::Idle;
         }
         // The leader's writes to the warp's shared counters since the last barrier (a pop's or
@@ -459,7 +509,9 @@ impl<'w> Worker<'w> {
         if traced {
             trace::before_polls(warp);
         }
-        let polls = arch::clock();
+        if checked {
+            self.time_polls(start);
+        }
         let ids = warp.scramble(self.batch.ids);
         let done = warp.each(ids, |_, id| {
             if id != NONE {
@@ -469,7 +521,7 @@ impl<'w> Worker<'w> {
             }
         });
         warp.sync();
-        let ended = arch::clock();
+        let ended = if checked { self.time_polls_ended() } else { 0 };
         if traced {
             trace::after_polls(warp, self.batch.len, self.batch.queue);
         }
@@ -488,13 +540,7 @@ impl<'w> Worker<'w> {
         }
         self.restock();
         self.top_up();
-        let now = arch::clock();
-        self.count(|s| {
-            s.tasks += polled;
-            s.steps += 1;
-            s.cycles_running += ended.wrapping_sub(polls);
-            s.cycles_scheduling += polls.wrapping_sub(start) + now.wrapping_sub(ended);
-        });
+        self.count_step(polled, checked.then_some(ended));
         Step::Worked
     }
 
