@@ -116,10 +116,10 @@ pub use token::{Block, SharedMem, SharedWord};
 /// [`crate::abi::block_mode_shared_bytes`]).
 #[repr(C)]
 pub struct BlockShared {
-    /// The task the block runs this step, [`worker::IDLE`] or [`worker::STOP`]: written by the
-    /// scheduling warp before the step's first barrier, read by every thread after it, and
-    /// written again only after a second barrier (the poll's, or an idle step's own).
-    pub(crate) task: LocalU32,
+    /// The task the block runs this step, [`worker::IDLE`] or [`worker::STOP`]; two slots
+    /// used alternately by step parity, so that the scheduling warp can write the next step's
+    /// while slow threads still read this one's.
+    pub(crate) task: [LocalU32; 2],
     /// Children the block's threads spawned in the current poll.
     pub(crate) spawned: LocalU32,
     /// Threads whose poll returned.
@@ -140,7 +140,7 @@ impl BlockShared {
     /// The state of a block at kernel start.
     pub const fn new() -> Self {
         Self {
-            task: LocalU32::new(worker::IDLE),
+            task: [const { LocalU32::new(worker::IDLE) }; 2],
             spawned: LocalU32::new(0),
             returned: LocalU32::new(0),
             suspended: LocalU32::new(0),

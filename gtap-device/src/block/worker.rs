@@ -8,7 +8,7 @@ use crate::join::{self, Done};
 use crate::lane::FAILED;
 use crate::queue::{self, Batch};
 use crate::record::{COMPLETING, NONE};
-use crate::scheduler::{Found, Step, Worker};
+use crate::scheduler::{Found, STOP_CHECK_STEPS, Step, Worker};
 use crate::task::BlockTask;
 use crate::trace;
 
@@ -31,6 +31,8 @@ const DROPPED: u32 = BlockPollEnd::Dropped as u32;
 /// first warp also hold the scheduling [`Worker`].
 pub struct BlockWorker<'w> {
     scheduler: Option<Worker<'w, 1>>,
+    /// This thread's step count (the parity picks the task slot of [`BlockShared`]).
+    steps: u32,
 }
 
 impl<'w> BlockWorker<'w> {
@@ -40,6 +42,7 @@ impl<'w> BlockWorker<'w> {
     pub fn new(warp: Option<&'w Warp>) -> Self {
         Self {
             scheduler: warp.map(Worker::new),
+            steps: 0,
         }
     }
 
@@ -74,14 +77,16 @@ impl<'w> BlockWorker<'w> {
     pub(crate) fn run_as<R: BlockTask, const DETACH: bool>(mut self) {
         let mut idle_ns = 32;
         loop {
+            let start = arch::clock();
             match self.step_as::<R, DETACH>() {
                 Step::Worked => idle_ns = 32,
                 Step::Idle => {
-                    match &self.scheduler {
-                        Some(s) => s.back_off(idle_ns),
-                        None => arch::backoff(idle_ns),
-                    }
+                    arch::backoff(idle_ns);
                     idle_ns = (idle_ns * 2).min(4096);
+                    let idle = arch::clock().wrapping_sub(start);
+                    if let Some(s) = &self.scheduler {
+                        s.count(|st| st.cycles_idle += idle);
+                    }
                 }
                 Step::Stopped => break,
             }
@@ -98,31 +103,26 @@ impl<'w> BlockWorker<'w> {
         let view = arch::block_view();
         // SAFETY: the block's shared state lives as long as the kernel.
         let shared = unsafe { &*view.shared };
+        let slot = (self.steps & 1) as usize;
+        self.steps = self.steps.wrapping_add(1);
+        let start = arch::clock();
         if let Some(s) = &mut self.scheduler {
-            let start = arch::clock();
             let task = find::<DETACH>(s);
             // The lowest live lane, not lane 0: on the GPU thread 0 exits when its task panics,
             // and the block must still see the `STOP` that ends the aborting launch.
-            s.warp().leader_only(|| shared.task.store(task));
-            if task == IDLE {
-                s.count(|st| st.cycles_idle += arch::clock().wrapping_sub(start));
-            } else if task != STOP && s.timed() {
-                s.time_polls(start);
-            }
+            s.warp().leader_only(|| shared.task[slot].store(task));
         }
         // Orders a steal's acquire (thread 0's fence in the claim) before every thread's reads
         // of the stolen record (see "Ordering" in the module docs).
         arch::block_barrier();
-        let task = shared.task.load();
+        let task = shared.task[slot].load();
         if task == STOP {
             return Step::Stopped;
         }
         if task == IDLE {
-            // Every thread has read the slot before the next step's find writes it (a step that
-            // polls has its second barrier for that).
-            arch::block_barrier();
             return Step::Idle;
         }
+        let polls = arch::clock();
         if !arch::block_thread_retired() && !poll::<R>(task, shared) {
             // The task panicked on this thread (the launch is aborting): as a GPU thread exits
             // in the panic handler, this one takes no further part (on the GPU both calls
@@ -132,9 +132,8 @@ impl<'w> BlockWorker<'w> {
         // Orders every thread's writes of the poll before the scheduling warp's release fence
         // in the fold (see "Ordering" in the module docs).
         arch::block_barrier();
+        let ended = arch::clock();
         if let Some(s) = &mut self.scheduler {
-            let timed = s.timed();
-            let ended = if timed { s.time_polls_ended() } else { 0 };
             let warp = s.warp();
             let verdict = warp.leader(|| judge::<DETACH>(task, shared, view.threads));
             // The step's second test of the trace, after the poll: nothing of it (not even the
@@ -143,7 +142,13 @@ impl<'w> BlockWorker<'w> {
                 trace::after_block_poll(warp, verdict);
             }
             settle::<DETACH>(s, task, verdict);
-            s.count_step(1, timed.then_some(ended));
+            let now = arch::clock();
+            s.count(|st| {
+                st.tasks += 1;
+                st.steps += 1;
+                st.cycles_running += ended.wrapping_sub(polls);
+                st.cycles_scheduling += polls.wrapping_sub(start) + now.wrapping_sub(ended);
+            });
         }
         Step::Worked
     }
@@ -154,7 +159,7 @@ fn find<const DETACH: bool>(s: &mut Worker<'_, 1>) -> u32 {
     let warp = s.warp();
     let region = warp.region();
     s.steps = s.steps.wrapping_add(1);
-    let checked = s.timed();
+    let checked = s.steps.is_multiple_of(STOP_CHECK_STEPS);
     if checked {
         if s.batch.len != 0 {
             s.publish(WarpState::Working);
