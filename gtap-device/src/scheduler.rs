@@ -107,8 +107,8 @@ use crate::trace::{self, TraceCursor};
 /// Busy warps read the stop word once every this many steps.
 pub const STOP_CHECK_STEPS: u32 = 32;
 
-/// A working step's phases are timed in the stop-check steps only, one in this many, and
-/// each timed step counts for this many (see [`WarpStats`]).
+/// A warp's working step (thread mode) has its phases timed in the stop-check steps only, one
+/// in this many, and each timed step counts for this many (see [`WarpStats`]).
 const TIMED_EVERY: u64 = STOP_CHECK_STEPS as u64;
 
 const RUNNING: u32 = 0;
@@ -352,13 +352,13 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
 
     /// Whether this step is timed: a stop-check step (see [`Worker::time_polls`]).
     #[inline(always)]
-    pub(crate) fn timed(&self) -> bool {
+    fn timed(&self) -> bool {
         self.steps.is_multiple_of(STOP_CHECK_STEPS)
     }
 
     /// Backs off for `ns` nanoseconds with nothing to run, counted as idle.
     #[inline(always)]
-    pub(crate) fn back_off(&self, ns: u32) {
+    fn back_off(&self, ns: u32) {
         let start = arch::clock();
         arch::backoff(ns);
         self.count(|s| s.cycles_idle += arch::clock().wrapping_sub(start));
@@ -369,7 +369,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     /// warp's statistics (subtracted now, its end added by [`Worker::time_polls_ended`]), not
     /// in a register that every step would carry across the polls.
     #[inline(always)]
-    pub(crate) fn time_polls(&self, start: u64) {
+    fn time_polls(&self, start: u64) {
         self.count(|s| {
             let now = arch::clock();
             s.cycles_scheduling += TIMED_EVERY * now.wrapping_sub(start);
@@ -379,7 +379,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
 
     /// A timed step's polls ended: adds their end to the running cycles and returns it.
     #[inline(always)]
-    pub(crate) fn time_polls_ended(&self) -> u64 {
+    fn time_polls_ended(&self) -> u64 {
         let now = arch::clock();
         self.count(|s| s.cycles_running = s.cycles_running.wrapping_add(TIMED_EVERY * now));
         now
@@ -388,7 +388,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     /// Counts a step that ran `polled` polls; a timed step also counts the scheduling cycles
     /// since its polls `ended`.
     #[inline(always)]
-    pub(crate) fn count_step(&self, polled: u64, ended: Option<u64>) {
+    fn count_step(&self, polled: u64, ended: Option<u64>) {
         self.count(|s| {
             s.tasks += polled;
             s.steps += 1;
