@@ -350,9 +350,11 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
         self.batch = queue::fold::<BATCH, DETACH>(self.warp, false);
     }
 
-    /// Whether this step is timed: a stop-check step (see [`Worker::time_polls`]).
+    /// Whether this step is a stop-check step, one in [`STOP_CHECK_STEPS`]: it reads the stop
+    /// word, publishes the worker's state, samples its live tasks and, in thread mode, is timed
+    /// (see [`Worker::time_polls`]).
     #[inline(always)]
-    fn timed(&self) -> bool {
+    pub(crate) fn at_stop_check(&self) -> bool {
         self.steps.is_multiple_of(STOP_CHECK_STEPS)
     }
 
@@ -477,7 +479,7 @@ impl<'w> Worker<'w> {
         let warp = self.warp;
         let region = warp.region();
         self.steps = self.steps.wrapping_add(1);
-        let checked = self.timed();
+        let checked = self.at_stop_check();
         if checked {
             if self.batch.len != 0 {
                 self.publish(WarpState::Working);
@@ -662,7 +664,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
         if BATCH > 1 || !pool::restock_few(warp) {
             pool::restock(warp);
         }
-        if self.steps.is_multiple_of(STOP_CHECK_STEPS) {
+        if self.at_stop_check() {
             // Sampled with the stop check: a device-memory read every step would cost latency.
             let live = pool::live(region, &warp.shared().pool, me);
             self.count(|s| s.peak_live = s.peak_live.max(live));

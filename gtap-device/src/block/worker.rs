@@ -8,7 +8,7 @@ use crate::join::{self, Done};
 use crate::lane::FAILED;
 use crate::queue::{self, Batch};
 use crate::record::{COMPLETING, NONE};
-use crate::scheduler::{Found, STOP_CHECK_STEPS, Step, Worker};
+use crate::scheduler::{Found, Step, Worker};
 use crate::task::BlockTask;
 use crate::trace;
 
@@ -159,7 +159,7 @@ fn find<const DETACH: bool>(s: &mut Worker<'_, 1>) -> u32 {
     let warp = s.warp();
     let region = warp.region();
     s.steps = s.steps.wrapping_add(1);
-    let checked = s.steps.is_multiple_of(STOP_CHECK_STEPS);
+    let checked = s.at_stop_check();
     if checked {
         if s.batch.len != 0 {
             s.publish(WarpState::Working);
