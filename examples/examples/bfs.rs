@@ -1,9 +1,10 @@
 //! Asynchronous breadth-first search (GTaP's `bfs` example): every task that lowers a vertex's
 //! depth spawns tasks for the vertex's edges, in ranges of at most 64, with no wait.
 //!
-//! Shows fire-and-forget tasks (no `taskwait!`: a task's record lives until its subtree ends)
-//! and device atomics on a shared array (`atomic_min` on the depths), on an R-MAT power-law
-//! graph; the depths equal a sequential queue BFS's. The task function is in
+//! Shows fire-and-forget tasks (no `taskwait!`: a task's record lives until its subtree ends),
+//! device atomics on a shared array (`atomic_min` on the depths), and a launch context (the
+//! graph and the depths reach every task as a `gtap::Context`, not in its record), on an R-MAT
+//! power-law graph; the depths equal a sequential queue BFS's. The task function is in
 //! `bench/workloads/src/bfs.rs`.
 //!
 //! ```sh

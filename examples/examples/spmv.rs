@@ -2,7 +2,8 @@
 //! halves down to 16 rows, each row a sequential dot product.
 //!
 //! Shows data parallelism written as fork-join (ranges split into tasks, results written into
-//! disjoint elements of the output), on a random CSR matrix; checked row by row against a
+//! disjoint elements of the output) with the operands as the launch's context (`gtap::Context`:
+//! every task reads them, none carries them), on a random CSR matrix; checked row by row against a
 //! sequential product within a rounding tolerance. The task functions are in
 //! `bench/workloads/src/spmv.rs`.
 //!

@@ -6,6 +6,7 @@
 //! [`Kernel`] trait, which the CPU executor calls.
 
 use crate::abi::LaunchParams;
+use crate::context::{self, RunsIn};
 use crate::slice::{Slice, SliceMut};
 use crate::task::{BlockTask, Site, TaskFunction, ThreadTask};
 
@@ -90,59 +91,75 @@ pub trait Kernel: 'static {
     fn run_cpu(launch: &LaunchParams, args: Self::Args) -> Self::Output;
 }
 
-/// `entry!` in a thread-mode kernel: [`entry`], for thread-mode task functions only.
+/// `entry!` in a thread-mode kernel: [`entry`], for thread-mode task functions only, with the
+/// launch's `context` (`()` without a `context(..)` clause), which the root must run in.
 #[inline(always)]
-pub fn entry_thread<T: ThreadTask>(
+pub fn entry_thread<T: ThreadTask + RunsIn<C>, C: Copy + 'static>(
     launch: &LaunchParams,
     site: &'static Site,
     args: T::Args,
+    context: C,
 ) -> T::Output
 where
     T::Output: Copy,
 {
-    entry::<T>(launch, site, args)
+    entry::<T, C>(launch, site, args, context)
 }
 
 /// `entry!` in a block-mode kernel: runs the task graph rooted at the block-mode task `T(args)`
 /// to completion, one task per block, and returns thread 0's result of the root.
 #[inline(always)]
-pub fn entry_block<T: BlockTask>(
+pub fn entry_block<T: BlockTask + RunsIn<C>, C: Copy + 'static>(
     launch: &LaunchParams,
     site: &'static Site,
     args: T::Args,
+    context: C,
 ) -> T::Output
 where
     T::Output: Copy,
 {
+    const { assert_context_fits::<C>() };
     #[cfg(target_arch = "nvptx64")]
     {
-        gpu::entry_block::<T>(launch, site, args)
+        gpu::entry_block::<T, C>(launch, site, args, context)
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        crate::cpu::block::entry::<T>(launch, site, args)
+        crate::cpu::block::entry::<T, C>(launch, site, args, context)
     }
 }
 
-/// `entry!`: runs the task graph rooted at `T(args)` to completion and returns the root's
-/// result. Every thread of the grid must call it (on the host: the CPU executor's thread).
+/// `entry!`: runs the task graph rooted at `T(args)` to completion, with the launch context
+/// `context`, and returns the root's result. Every thread of the grid must call it (on the
+/// host: the CPU executor's thread).
 #[inline(always)]
-pub fn entry<T: TaskFunction>(
+pub fn entry<T: TaskFunction, C: Copy + 'static>(
     launch: &LaunchParams,
     site: &'static Site,
     args: T::Args,
+    context: C,
 ) -> T::Output
 where
     T::Output: Copy,
 {
+    const { assert_context_fits::<C>() };
     #[cfg(target_arch = "nvptx64")]
     {
-        gpu::entry::<T>(launch, site, args)
+        gpu::entry::<T, C>(launch, site, args, context)
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        crate::cpu::entry::<T>(launch, site, args)
+        crate::cpu::entry::<T, C>(launch, site, args, context)
     }
+}
+
+/// Stops the build when a launch context does not fit the area every block keeps it in.
+const fn assert_context_fits<C>() {
+    assert!(
+        context::fits::<C>(),
+        "a gtap launch context must be at most 256 bytes (`gtap::abi::CONTEXT_BYTES`) and aligned \
+         to at most 16: keep large data in a device buffer and put a `Slice` of it in the context"
+    );
 }
 
 #[cfg(target_arch = "nvptx64")]
@@ -154,10 +171,11 @@ mod gpu {
     use crate::task::create_root;
 
     #[inline(always)]
-    pub(super) fn entry<T: TaskFunction>(
+    pub(super) fn entry<T: TaskFunction, C: Copy + 'static>(
         launch: &LaunchParams,
         site: &'static Site,
         args: T::Args,
+        context: C,
     ) -> T::Output
     where
         T::Output: Copy,
@@ -170,7 +188,7 @@ mod gpu {
         // test is constant-folded: the kernel holds the scheduler of its own kind of launch.
         with_detach!(region.no_taskwait(), D => {
             if warp.id() == 0 {
-                worker.start_root_as::<D>(|w| create_root::<T>(w, site, args));
+                worker.start_root_as::<D>(|w| create_root::<T>(w, site, args, context));
             }
             worker.run_as::<T, D>();
         });
@@ -185,10 +203,11 @@ mod gpu {
     }
 
     #[inline(always)]
-    pub(super) fn entry_block<T: crate::task::BlockTask>(
+    pub(super) fn entry_block<T: crate::task::BlockTask, C: Copy + 'static>(
         launch: &LaunchParams,
         site: &'static Site,
         args: T::Args,
+        context: C,
     ) -> T::Output
     where
         T::Output: Copy,
@@ -201,7 +220,9 @@ mod gpu {
         // Constant-folded, as in `entry`.
         with_detach!(region.no_taskwait(), D => {
             if arch::block_index() == 0 {
-                worker.start_root_as::<D>(|w| crate::block::task::create_root::<T>(w, site, args));
+                worker.start_root_as::<D>(|w| {
+                    crate::block::task::create_root::<T>(w, site, args, context)
+                });
             }
             worker.run_as::<T, D>();
         });

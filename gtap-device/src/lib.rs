@@ -14,6 +14,7 @@
 //! | module | concept |
 //! |---|---|
 //! | [`task`] | what the macros expand to: task functions as futures, spawn, wait |
+//! | [`context`] | the launch context: data every task of a launch reads, kept once per block |
 //! | [`kernel`] | kernels and `entry!`: every thread becomes a scheduler worker |
 //! | [`record`] | a task record: header + the task's future, in one slot |
 //! | [`pool`] | per-warp task-ID pools |
@@ -80,6 +81,7 @@ mod arch;
 mod at_once;
 mod atomic;
 mod block;
+mod context;
 mod device_code;
 mod error;
 mod join;
@@ -101,6 +103,7 @@ mod trace;
 
 pub use atomic::AtomicElement;
 pub use block::{Block, SharedMem, SharedWord};
+pub use context::Context;
 pub use device_code::{Cubin, DeviceCode, KernelModule};
 pub use kernel::{Kernel, KernelArg, KernelArgs};
 pub use lane::SCRATCH_WORDS;
@@ -114,6 +117,7 @@ pub mod __private {
     pub use crate::abi::{LaunchParams, OPT_NO_TASKWAIT};
     pub use crate::block::record::record_size_u32 as block_record_size_u32;
     pub use crate::block::task::{prepare_wait_block, spawn_block};
+    pub use crate::context::{RunsIn, launch_context};
     #[cfg(target_arch = "nvptx64")]
     pub use crate::kernel::assume_block_size;
     pub use crate::kernel::{

@@ -168,7 +168,7 @@ fn no_taskwait_run(warps: u32, depth: u32) {
         .collect();
     let warp = Warp::new(launch.region(), 0, None);
     let mut worker = Worker::new(&warp);
-    worker.start_root(|w| create_root::<Visit>(w, SITE, (depth, nodes)));
+    worker.start_root(|w| create_root::<Visit>(w, SITE, (depth, nodes), ()));
     worker.run::<Visit>();
     for t in others {
         t.join().expect("worker thread");

@@ -35,6 +35,8 @@ pub struct Region {
     trace: *mut TraceEvent,
     slots: *mut u8,
     pub(crate) error: *mut ErrorReport,
+    /// The launch's context (`crate::context`), written by the lane that creates the root.
+    pub(crate) context: *mut u8,
     pub(crate) host: u64,
     pub(crate) warps: u32,
     pub(crate) warps_per_block: u32,
@@ -76,6 +78,7 @@ impl Region {
             trace: at(l.trace) as *mut TraceEvent,
             slots: at(l.slots),
             error: p.error as *mut ErrorReport,
+            context: at(l.context),
             host: p.host,
             warps: g.warps(),
             warps_per_block: g.warps_per_block,

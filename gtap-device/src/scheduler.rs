@@ -839,7 +839,7 @@ mod tests {
             .map(|w| Warp::new(region, w, Some(seed ^ w as u64)))
             .collect();
         let mut workers: Vec<Worker<'_>> = warps.iter().map(Worker::new).collect();
-        workers[0].start_root(|w| create_root::<Visit>(w, SITE, (6, nodes)));
+        workers[0].start_root(|w| create_root::<Visit>(w, SITE, (6, nodes), ()));
         let mut rng = XorShift64::new(seed);
         loop {
             let w = rng.below(workers.len() as u64) as usize;

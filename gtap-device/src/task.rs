@@ -29,6 +29,7 @@ use core::task::{Context, Poll, Waker};
 use crate::abi::ErrorCode;
 use crate::abi::ROOT_RESULT_BYTES;
 use crate::arch::{self, Warp};
+use crate::context::RunsIn;
 use crate::error::{Failure, raise};
 use crate::lane::{FAILED, INLINE, LaneCtx, LaneView, SUSPEND, stack_used};
 use crate::record::{self, MAX_ALIGN, NONE, PollRequest};
@@ -231,9 +232,10 @@ pub(crate) fn check_queue(site: &'static Site, q: i128, num_queues: u32) -> Opti
     }
 }
 
-/// `task!` in thread-mode code: [`spawn`], for thread-mode task functions only.
+/// `task!` in thread-mode code: [`spawn`], for thread-mode task functions that run in `C`, the
+/// spawning function's context (`crate::context`).
 #[inline(always)]
-pub fn spawn_thread<T: ThreadTask>(
+pub fn spawn_thread<T: ThreadTask + RunsIn<C>, C: ?Sized>(
     site: &'static Site,
     queue: Option<i128>,
     dst: *mut T::Output,
@@ -501,21 +503,27 @@ impl Future for Suspend {
     }
 }
 
-/// Creates the root task on lane 0 of warp 0 (every other lane does nothing). Its result goes
-/// to the runtime's root-result area.
-pub(crate) fn create_root<T: TaskFunction>(warp: &Warp, site: &'static Site, args: T::Args) {
-    create_root_with::<T>(warp, site, args, |dst, args| {
+/// Creates the root task on lane 0 of warp 0 (every other lane does nothing), in a launch with
+/// `context` (`()` for none). Its result goes to the runtime's root-result area.
+pub(crate) fn create_root<T: TaskFunction>(
+    warp: &Warp,
+    site: &'static Site,
+    args: T::Args,
+    context: impl Copy,
+) {
+    create_root_with::<T>(warp, site, args, context, |dst, args| {
         spawn::<T>(site, Some(0), dst, args)
     });
 }
 
 /// What both modes' root creation share: on lane 0 of `warp`, checks that `T`'s result fits
-/// the root-result area (else raises `ResultTooLarge`), then calls `spawn` with that area as
-/// the destination and the arguments.
+/// the root-result area (else raises `ResultTooLarge`), stores the launch's `context`, then
+/// calls `spawn` with that area as the destination and the arguments.
 pub(crate) fn create_root_with<T: TaskFunction>(
     warp: &Warp,
     site: &'static Site,
     args: T::Args,
+    context: impl Copy,
     spawn: impl FnOnce(*mut T::Output, T::Args),
 ) {
     let mut job = Some((args, spawn));
@@ -532,6 +540,7 @@ pub(crate) fn create_root_with<T: TaskFunction>(
         // parent is NONE.
         debug_assert_eq!(unsafe { view.ctx() }.task, NONE);
         if let Some((args, spawn)) = job.take() {
+            crate::context::store(region, context);
             spawn(region.root_result as *mut T::Output, args);
         }
     });
@@ -670,7 +679,7 @@ mod tests {
                 let launch = Launch::leak(geometry(1, 64, 2));
                 let warp = Warp::new(launch.region(), 0, None);
                 let mut worker = Worker::new(&warp);
-                worker.start_root(|w| create_root::<SpawnOn>(w, SITE, (q,)));
+                worker.start_root(|w| create_root::<SpawnOn>(w, SITE, (q,), ()));
                 while worker.step::<SpawnOn>() != Step::Stopped {}
                 (launch.error(), launch.region().control().aborted())
             });
@@ -684,7 +693,7 @@ mod tests {
         let result = within(10, move || {
             let warp = Warp::new(launch.region(), 0, None);
             let mut worker = Worker::new(&warp);
-            worker.start_root(|w| create_root::<SpawnOn>(w, SITE, (1,)));
+            worker.start_root(|w| create_root::<SpawnOn>(w, SITE, (1,), ()));
             while worker.step::<SpawnOn>() != Step::Stopped {}
             launch.fib_result()
         });

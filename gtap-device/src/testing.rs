@@ -181,7 +181,7 @@ pub(crate) fn fib(n: u32) -> u64 {
 
 /// Creates the root task `Fib(n)` on `warp` (warp 0).
 pub(crate) fn root_fib(warp: &Warp, n: u32) {
-    create_root::<Fib>(warp, SITE, (n,));
+    create_root::<Fib>(warp, SITE, (n,), ());
 }
 
 /// Runs `Fib(n)` on every warp of `launch` from the calling thread, in an order drawn from

@@ -21,6 +21,7 @@ impl ::gtap::__private::TaskFunction for fib {
             let (mut a, mut b) = (0, 0);
             ::gtap::__private::spawn_thread::<
                 fib,
+                (),
             >(
                 const {
                     &::gtap::__private::Site {
@@ -35,6 +36,7 @@ impl ::gtap::__private::TaskFunction for fib {
             );
             ::gtap::__private::spawn_thread::<
                 fib,
+                (),
             >(
                 const {
                     &::gtap::__private::Site {
@@ -98,3 +100,5 @@ static __GTAP_RECORD_fib: ::gtap::__private::HostRecord = ::gtap::__private::Hos
     name: "fib",
     bytes: ::gtap::__private::record_bytes_u32::<fib>(),
 };
+impl<__GtapContext: ?::core::marker::Sized> ::gtap::__private::RunsIn<__GtapContext>
+for fib {}

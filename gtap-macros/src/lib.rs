@@ -131,6 +131,25 @@ use crate::expand::record::Origin;
 /// Locals that live across a `taskwait!` are saved in the task record by the compiler; they
 /// may resume on another GPU thread, so they must not point into shared memory.
 ///
+/// Data that every task of a launch reads (a graph, a matrix) need not be an argument of every
+/// task: a first parameter of type `gtap::Context<C>` (after the `&gtap::Block` of a block-mode
+/// function) receives the value the kernel gave with `entry!(context(value), ..)`, and `task!`
+/// does not pass it. A function may spawn a child that takes a `gtap::Context<C>` only if it
+/// takes one of the same `C` itself; one without such a parameter runs under any context.
+///
+/// ```rust,ignore
+/// #[derive(Clone, Copy)]
+/// pub struct Graph { row: gtap::Slice<i32>, col: gtap::Slice<i32> }
+///
+/// #[gtap::function]
+/// pub fn visit(graph: gtap::Context<Graph>, v: i32) {
+///     let (lo, hi) = (graph.row[v as usize], graph.row[v as usize + 1]);
+///     for e in lo..hi {
+///         gtap::task!(visit(graph.col[e as usize]));
+///     }
+/// }
+/// ```
+///
 /// Supported attributes on the function: doc comments, `#[cfg]`, `#[deprecated]`, lint levels,
 /// `#[inline]`, `#[cold]` and tool attributes.
 #[proc_macro_attribute]
@@ -278,14 +297,25 @@ pub fn taskwait(input: TokenStream) -> TokenStream {
     )
 }
 
-/// Starts the root task from a [`#[gtap::kernel]`](macro@kernel): `entry!([DST =] f(ARGS))`.
+/// Starts the root task from a [`#[gtap::kernel]`](macro@kernel):
+/// `entry!([context(VALUE),] [DST =] f(ARGS))`.
 ///
 /// ```rust,ignore
 /// #[gtap::kernel]
 /// pub fn fib_kernel(n: u32) -> u64 {
 ///     gtap::entry!(fib(n)) // evaluates to the root's result
 /// }
+///
+/// #[gtap::kernel]
+/// pub fn bfs_kernel(row: gtap::Slice<i32>, col: gtap::Slice<i32>) {
+///     // Every task with a `gtap::Context<Graph>` parameter reads this value.
+///     gtap::entry!(context(Graph { row, col }), visit(0))
+/// }
 /// ```
+///
+/// The context is any `Copy` value of at most 256 bytes (alignment at most 16); the root must
+/// take a `gtap::Context` of its type or none. Each block of the launch keeps a copy in its
+/// shared memory.
 ///
 /// Every thread of the grid must reach it: exactly one per kernel, at the top level of the
 /// body. Its value (or `DST` in the statement form) is the root task's result, available to

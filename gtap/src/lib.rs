@@ -2,12 +2,14 @@
 //!
 //! Mark device functions with [`macro@function`], spawn children with [`task!`], join them with
 //! [`taskwait!`], and start the root from a [`macro@kernel`] with [`entry!`]. The host runs the
-//! kernel with `gtap-host`, on the GPU or on the CPU executor.
+//! kernel with `gtap-host`, on the GPU or on the CPU executor. Data that every task of a launch
+//! reads (a graph, a matrix) goes to `entry!(context(..), ..)` once and reaches the tasks as a
+//! [`Context`] parameter, instead of being copied into every task's record.
 
 #![no_std]
 
 pub use gtap_device::{
-    AtomicElement, Block, Loan, Part, SharedMem, SharedWord, Slice, SliceMut, math, thread,
+    AtomicElement, Block, Context, Loan, Part, SharedMem, SharedWord, Slice, SliceMut, math, thread,
 };
 pub use gtap_macros::{KernelArg, entry, function, kernel, task, taskwait};
 

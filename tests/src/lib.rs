@@ -11,6 +11,7 @@ extern crate std;
 #[cfg(not(target_arch = "nvptx64"))]
 pub static DEVICE_CODE: gtap::DeviceCode = gtap::device_code!();
 
+pub mod context;
 pub mod params;
 pub mod random_trees;
 #[cfg(not(target_arch = "nvptx64"))]

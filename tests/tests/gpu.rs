@@ -1,6 +1,7 @@
 //! GPU tests: first light, every example repeated over many launches with exact results, and
 //! device failures on a deliberately small pool followed by correct runs after reset; block
-//! mode (`block_mode_*`): its examples exact, every block helper, the partial-wait error.
+//! mode (`block_mode_*`): its examples exact, every block helper, the partial-wait error; launch
+//! contexts in both modes.
 //!
 //! Without a GPU (or without device code) every test prints why and passes; with
 //! `GTAP_REQUIRE_GPU=1` a missing GPU is a failure instead.
@@ -1217,6 +1218,43 @@ fn block_mode_arguments_read_after_waits_are_exact() {
     }
     let got = rt.launch(four_after_wait_kernel, (5, 10, 20, 30)).unwrap();
     assert_eq!(got.result, 5 + 10 + 20 + 30);
+}
+
+#[test]
+fn launch_contexts_are_exact_in_both_modes_over_many_launches() {
+    use gtap_tests::context::{BLOCK, weigh_block_kernel, weigh_kernel, weigh_seq};
+    let weights: Vec<u64> = (1..=37).collect();
+    let (thread_depth, block_depth) = if small() { (6, 4) } else { (14, 9) };
+    if let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, Config::new()) {
+        let w = rt.upload(&weights).unwrap();
+        for i in 0..repeats() {
+            // A new scale every launch: each launch reads its own context.
+            let scale = i as u64 + 1;
+            let got = rt
+                .launch(weigh_kernel, (w.slice(), scale, thread_depth))
+                .unwrap();
+            assert_eq!(
+                got.result,
+                weigh_seq(&weights, scale, thread_depth),
+                "thread mode, launch {i}"
+            );
+        }
+    }
+    let Some(mut rt) = block_gpu(&gtap_tests::DEVICE_CODE, BLOCK) else {
+        return;
+    };
+    let w = rt.upload(&weights).unwrap();
+    for i in 0..repeats() {
+        let scale = i as u64 + 1;
+        let got = rt
+            .launch(weigh_block_kernel, (w.slice(), scale, block_depth))
+            .unwrap();
+        assert_eq!(
+            got.result,
+            weigh_seq(&weights, scale, block_depth),
+            "block mode, launch {i}"
+        );
+    }
 }
 
 #[test]

@@ -21,6 +21,16 @@ pub use graph::{Graph, grid, rmat, rmat_edge};
 #[cfg(not(target_arch = "nvptx64"))]
 pub use host::{Bfs, paper, quick, reference_depths, run_host};
 
+/// What every task of a search reads, the launch's context: the graph in CSR form (`row`
+/// offsets into `col`, the edge targets) and the depths the tasks lower. As GTaP's tasks read
+/// the graph from globals, these are not copied into every task's record.
+#[derive(Clone, Copy)]
+pub struct Search {
+    row: Slice<i32>,
+    col: Slice<i32>,
+    depth: SliceMut<i32>,
+}
+
 /// Vertices with more out-edges than this are split into chunk tasks of this many edges
 /// (`BFS_SPLIT_THRESHOLD`).
 pub const SPLIT: i32 = 64;
@@ -29,10 +39,11 @@ pub const SPLIT: i32 = 64;
 pub const INF: i32 = 0x3f3f_3f3f;
 
 /// Relaxes the out-edges `start..end` of vertex `v` (all of them, split if there are many, when
-/// `start < 0`) in the CSR graph `row`/`col`, spawning a task for every neighbour whose depth
-/// it lowers.
+/// `start < 0`) of the launch's graph, spawning a task for every neighbour whose depth it
+/// lowers.
 #[gtap::function]
-pub fn bfs(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, v: i32, start: i32, end: i32) {
+pub fn bfs(search: gtap::Context<Search>, v: i32, start: i32, end: i32) {
+    let Search { row, col, depth } = *search;
     // A relaxed atomic read: other tasks lower depths concurrently (GTaP reads with `ld.cg`).
     let dv = depth.atomic_load(v as usize);
     let (row_start, row_end) = (row[v as usize], row[v as usize + 1]);
@@ -41,7 +52,7 @@ pub fn bfs(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, v: i32, start
         if row_end - row_start > SPLIT {
             let mut s = row_start;
             while s < row_end {
-                gtap::task!(bfs(row, col, depth, v, s, (s + SPLIT).min(row_end)));
+                gtap::task!(bfs(v, s, (s + SPLIT).min(row_end)));
                 s += SPLIT;
             }
             return;
@@ -51,7 +62,7 @@ pub fn bfs(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, v: i32, start
     for e in start..end {
         let u = col[e as usize];
         if depth.atomic_min(u as usize, dv + 1) > dv + 1 {
-            gtap::task!(bfs(row, col, depth, u, -1, -1));
+            gtap::task!(bfs(u, -1, -1));
         }
     }
 }
@@ -62,13 +73,8 @@ pub const BFS_BLOCK: u32 = 32;
 /// Block mode: relaxes vertex `v`'s out-edges, the block's threads taking every
 /// `size()`-th edge; each thread spawns a task for every neighbour whose depth it lowered.
 #[gtap::function(block)]
-pub fn bfs_block(
-    block: &gtap::Block,
-    row: Slice<i32>,
-    col: Slice<i32>,
-    depth: SliceMut<i32>,
-    v: i32,
-) {
+pub fn bfs_block(block: &gtap::Block, search: gtap::Context<Search>, v: i32) {
+    let Search { row, col, depth } = *search;
     let dv = depth.atomic_load(v as usize);
     let (row_start, row_end) = (row[v as usize], row[v as usize + 1]);
     // `for_each` takes a closure, and `task!` cannot be written in one: the strided loop by hand.
@@ -76,7 +82,7 @@ pub fn bfs_block(
     while e < row_end {
         let u = col[e as usize];
         if depth.atomic_min(u as usize, dv + 1) > dv + 1 {
-            gtap::task!(bfs_block(row, col, depth, u));
+            gtap::task!(bfs_block(u));
         }
         e += block.size() as i32;
     }
@@ -90,7 +96,7 @@ pub fn bfs_block(
 #[gtap::kernel(block = 32, max_registers = 72, no_taskwait)]
 pub fn bfs_block_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, source: i32) {
     depth.atomic_min(source as usize, 0);
-    gtap::entry!(bfs_block(row, col, depth, source))
+    gtap::entry!(context(Search { row, col, depth }), bfs_block(source))
 }
 
 /// Root kernel of [`bfs`] from `source`; `depth` holds [`INF`] for every vertex. At most 72
@@ -102,5 +108,5 @@ pub fn bfs_block_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, 
 pub fn bfs_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, source: i32) {
     // Every thread runs this, as in GTaP's kernel; all store the same 0.
     depth.atomic_min(source as usize, 0);
-    gtap::entry!(bfs(row, col, depth, source, -1, -1))
+    gtap::entry!(context(Search { row, col, depth }), bfs(source, -1, -1))
 }

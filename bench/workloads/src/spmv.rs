@@ -17,19 +17,31 @@ pub use host::{Spmv, paper, quick, run_host};
 #[cfg(not(target_arch = "nvptx64"))]
 pub use matrix::{Csr, Mt19937, gen_random_csr};
 
-/// Row ranges of at most this many rows spawn one task per row (`RANGE_CUTOFF`).
-pub const RANGE_CUTOFF: i32 = 16;
-
-/// `y[row] = sum_k val[k] * x[col[k]]` over row `row`'s nonzeros.
-#[gtap::function]
-pub fn spmv_row(
+/// What every task of a product reads, the launch's context: the CSR matrix (`row_ptr`
+/// offsets into `col` and `val`), the vector `x` and the result `y`. As GTaP's tasks read
+/// them from globals, they are not copied into every task's record.
+#[derive(Clone, Copy)]
+pub struct Product {
     row_ptr: Slice<i32>,
     col: Slice<i32>,
     val: Slice<f64>,
     x: Slice<f64>,
     y: SliceMut<f64>,
-    row: i32,
-) {
+}
+
+/// Row ranges of at most this many rows spawn one task per row (`RANGE_CUTOFF`).
+pub const RANGE_CUTOFF: i32 = 16;
+
+/// `y[row] = sum_k val[k] * x[col[k]]` over row `row`'s nonzeros.
+#[gtap::function]
+pub fn spmv_row(product: gtap::Context<Product>, row: i32) {
+    let Product {
+        row_ptr,
+        col,
+        val,
+        x,
+        y,
+    } = *product;
     let (lo, hi) = (
         row_ptr[row as usize] as usize,
         row_ptr[row as usize + 1] as usize,
@@ -45,25 +57,18 @@ pub fn spmv_row(
 }
 
 /// Computes rows `begin..end`: halves the range down to [`RANGE_CUTOFF`] rows, then one
-/// [`spmv_row`] task per row.
+/// [`spmv_row`] task per row. It reads no operand, but takes the launch's [`Product`] to spawn
+/// tasks that do.
 #[gtap::function]
-pub fn range_spmv(
-    row_ptr: Slice<i32>,
-    col: Slice<i32>,
-    val: Slice<f64>,
-    x: Slice<f64>,
-    y: SliceMut<f64>,
-    begin: i32,
-    end: i32,
-) {
+pub fn range_spmv(_product: gtap::Context<Product>, begin: i32, end: i32) {
     if end - begin <= RANGE_CUTOFF {
         for i in begin..end {
-            gtap::task!(spmv_row(row_ptr, col, val, x, y, i));
+            gtap::task!(spmv_row(i));
         }
     } else {
         let mid = (begin + end) >> 1;
-        gtap::task!(range_spmv(row_ptr, col, val, x, y, begin, mid));
-        gtap::task!(range_spmv(row_ptr, col, val, x, y, mid, end));
+        gtap::task!(range_spmv(begin, mid));
+        gtap::task!(range_spmv(mid, end));
     }
 }
 
@@ -73,15 +78,14 @@ pub const SPMV_BLOCK: u32 = 128;
 /// Block mode: `y[row]`, every thread summing every `size()`-th product of the row, then the
 /// block's tree reduction (GTaP's shared-memory reduction, the same pairs).
 #[gtap::function(block)]
-pub fn spmv_row_block(
-    block: &gtap::Block,
-    row_ptr: Slice<i32>,
-    col: Slice<i32>,
-    val: Slice<f64>,
-    x: Slice<f64>,
-    y: SliceMut<f64>,
-    row: i32,
-) {
+pub fn spmv_row_block(block: &gtap::Block, product: gtap::Context<Product>, row: i32) {
+    let Product {
+        row_ptr,
+        col,
+        val,
+        x,
+        y,
+    } = *product;
     let (lo, hi) = (
         row_ptr[row as usize] as u32,
         row_ptr[row as usize + 1] as u32,
@@ -100,14 +104,9 @@ pub fn spmv_row_block(
 /// Block mode: thread 0 halves `begin..end` down to [`RANGE_CUTOFF`] rows, then spawns one
 /// [`spmv_row_block`] per row.
 #[gtap::function(block)]
-#[allow(clippy::too_many_arguments)]
 pub fn range_spmv_block(
     block: &gtap::Block,
-    row_ptr: Slice<i32>,
-    col: Slice<i32>,
-    val: Slice<f64>,
-    x: Slice<f64>,
-    y: SliceMut<f64>,
+    _product: gtap::Context<Product>,
     begin: i32,
     end: i32,
 ) {
@@ -116,12 +115,12 @@ pub fn range_spmv_block(
     }
     if end - begin <= RANGE_CUTOFF {
         for i in begin..end {
-            gtap::task!(spmv_row_block(row_ptr, col, val, x, y, i));
+            gtap::task!(spmv_row_block(i));
         }
     } else {
         let mid = (begin + end) >> 1;
-        gtap::task!(range_spmv_block(row_ptr, col, val, x, y, begin, mid));
-        gtap::task!(range_spmv_block(row_ptr, col, val, x, y, mid, end));
+        gtap::task!(range_spmv_block(begin, mid));
+        gtap::task!(range_spmv_block(mid, end));
     }
 }
 
@@ -136,7 +135,14 @@ pub fn spmv_block_kernel(
     x: Slice<f64>,
     y: SliceMut<f64>,
 ) {
-    gtap::entry!(range_spmv_block(row_ptr, col, val, x, y, 0, y.len() as i32))
+    let product = Product {
+        row_ptr,
+        col,
+        val,
+        x,
+        y,
+    };
+    gtap::entry!(context(product), range_spmv_block(0, y.len() as i32))
 }
 
 /// Root kernel of [`range_spmv`] over all `y.len()` rows (at most `i32::MAX`).
@@ -148,5 +154,12 @@ pub fn spmv_kernel(
     x: Slice<f64>,
     y: SliceMut<f64>,
 ) {
-    gtap::entry!(range_spmv(row_ptr, col, val, x, y, 0, y.len() as i32))
+    let product = Product {
+        row_ptr,
+        col,
+        val,
+        x,
+        y,
+    };
+    gtap::entry!(context(product), range_spmv(0, y.len() as i32))
 }

@@ -7,8 +7,8 @@
 //! initial state of queues, pools, control words and statistics.
 
 use super::{
-    HEADER_BYTES, MAX_QUEUES, POOL_CELL_BYTES, REGION_ALIGN, RING_ENTRY_BYTES, ROOT_RESULT_BYTES,
-    SLOT_ALIGN, TraceEvent, WarpStats, WarpStatus, WarpTraceMeta, align_up,
+    CONTEXT_BYTES, HEADER_BYTES, MAX_QUEUES, POOL_CELL_BYTES, REGION_ALIGN, RING_ENTRY_BYTES,
+    ROOT_RESULT_BYTES, SLOT_ALIGN, TraceEvent, WarpStats, WarpStatus, WarpTraceMeta, align_up,
 };
 use crate::pool::PoolMeta;
 use crate::queue::QueueMeta;
@@ -126,6 +126,8 @@ pub struct Layout {
     pub control: u64,
     /// The root task's result.
     pub root_result: u64,
+    /// The launch's context ([`CONTEXT_BYTES`]), written by the lane that creates the root.
+    pub context: u64,
     /// One [`QueueMeta`] per (warp, queue).
     pub queue_meta: u64,
     /// Ring buffers of task ids, `ring_entries` entries per (warp, queue).
@@ -173,6 +175,7 @@ impl Layout {
         };
         let control = region(core::mem::size_of::<Control>() as u64);
         let root_result = region(ROOT_RESULT_BYTES as u64);
+        let context = region(CONTEXT_BYTES as u64);
         let queue_meta = region(queues * core::mem::size_of::<QueueMeta>() as u64);
         let pool_meta = region(warps * core::mem::size_of::<PoolMeta>() as u64);
         let stats = region(warps * core::mem::size_of::<WarpStats>() as u64);
@@ -193,6 +196,7 @@ impl Layout {
             trace_events_per_warp,
             control,
             root_result,
+            context,
             queue_meta,
             rings,
             pool_meta,
@@ -415,6 +419,7 @@ mod tests {
         let regions = [
             (l.control, core::mem::size_of::<Control>() as u64),
             (l.root_result, ROOT_RESULT_BYTES as u64),
+            (l.context, CONTEXT_BYTES as u64),
             (l.queue_meta, queues * 128),
             (l.pool_meta, warps * 128),
             (l.stats, warps * core::mem::size_of::<WarpStats>() as u64),

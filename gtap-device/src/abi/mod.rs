@@ -19,6 +19,7 @@
 //! | [`WarpStatus`], [`WarpState`], [`STOPPED_BY_WATCHDOG`], [`Layout::stop_word`] | the watchdog reads each warp's status while a launch runs, and stops a stalled one |
 //! | [`TraceEvent`], [`TraceKind`], [`BlockPollEnd`], [`WarpTraceMeta`], [`Layout::with_trace`] | sizes the opt-in event trace, reads each worker's events after a launch |
 //! | [`MAX_QUEUES`], [`HEADER_BYTES`], [`ROOT_RESULT_BYTES`] | validates the configuration |
+//! | [`CONTEXT_BYTES`], [`CONTEXT_ALIGN`] | sizes the region's context area ([`Layout::context`]); `entry!` checks a context against them at compile time |
 //! | [`RING_ENTRY_BYTES`], [`POOL_CELL_BYTES`] | the memory each task slot costs beyond itself |
 //! | [`MAX_REGISTERS`] | the register ceiling of `ptxas` (builder) and of the driver's JIT (host) |
 //! | [`probe_value`] | checks the self-test kernel `gtap_probe` |
@@ -64,6 +65,14 @@ pub const SLOT_ALIGN: u64 = 32;
 
 /// Bytes reserved for the root task's result.
 pub const ROOT_RESULT_BYTES: usize = 256;
+
+/// Bytes of a launch's context (`entry!(context(..), ..)`), an area of the region
+/// ([`Layout::context`]); a larger context does not compile (keep large data in a device
+/// buffer and put a `Slice` of it in the context).
+pub const CONTEXT_BYTES: usize = 256;
+
+/// The largest alignment a launch's context may have.
+pub const CONTEXT_ALIGN: usize = 16;
 
 /// Alignment of the runtime's region (every region inside it starts on such a boundary; queue
 /// and pool metadata are padded to it to keep warps off each other's cache lines).

@@ -2,6 +2,7 @@
 
 use crate::abi::ErrorCode;
 use crate::arch::{self, Warp};
+use crate::context::RunsIn;
 use crate::error::{Failure, raise};
 use crate::lane::{FAILED, SUSPEND};
 use crate::task::{BlockTask, Site, check_queue};
@@ -15,10 +16,22 @@ pub(crate) fn threads() -> u32 {
     arch::block_view().threads
 }
 
-/// `task!` in a block-mode task function: the calling thread spawns `T(args)` as its own child;
-/// the result goes to `dst` (null: discarded), that thread's local.
+/// `task!` in a block-mode task function: [`spawn`], for block-mode task functions that run in
+/// `C`, the spawning function's context (`crate::context`).
 #[inline(always)]
-pub fn spawn_block<T: BlockTask>(
+pub fn spawn_block<T: BlockTask + RunsIn<C>, C: ?Sized>(
+    site: &'static Site,
+    queue: Option<i128>,
+    dst: *mut T::Output,
+    args: T::Args,
+) {
+    spawn::<T>(site, queue, dst, args);
+}
+
+/// The calling thread spawns `T(args)` as its own child; the result goes to `dst` (null:
+/// discarded), that thread's local.
+#[inline(always)]
+fn spawn<T: BlockTask>(
     site: &'static Site,
     queue: Option<i128>,
     dst: *mut T::Output,
@@ -139,8 +152,13 @@ pub(crate) fn first_wait(shared: &super::BlockShared) -> Option<&'static Site> {
 
 /// Creates the root task of a block-mode launch, on thread 0 of block 0 (lane 0 of the block's
 /// scheduling warp). Its result goes to the runtime's root-result area.
-pub(crate) fn create_root<T: BlockTask>(warp: &Warp, site: &'static Site, args: T::Args) {
-    crate::task::create_root_with::<T>(warp, site, args, |dst, args| {
-        spawn_block::<T>(site, Some(0), dst, args)
+pub(crate) fn create_root<T: BlockTask>(
+    warp: &Warp,
+    site: &'static Site,
+    args: T::Args,
+    context: impl Copy,
+) {
+    crate::task::create_root_with::<T>(warp, site, args, context, |dst, args| {
+        spawn::<T>(site, Some(0), dst, args)
     });
 }

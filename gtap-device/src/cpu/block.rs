@@ -72,10 +72,11 @@ pub(crate) struct Retired;
 const BLOCK_THREAD_STACK: usize = SCHEDULER_STACK_BYTES;
 
 /// `entry!` in a block-mode kernel on the host.
-pub(crate) fn entry<T: BlockTask>(
+pub(crate) fn entry<T: BlockTask, C: Copy + 'static>(
     launch: &LaunchParams,
     site: &'static Site,
     args: T::Args,
+    context: C,
 ) -> T::Output
 where
     T::Output: Copy,
@@ -97,7 +98,7 @@ where
         Some(s) => std::vec![Baton::new(blocks, threads, Some(s))],
         None => (0..blocks).map(|_| Baton::new(1, threads, None)).collect(),
     };
-    let mut root = Some(Handed(args));
+    let mut root = Some(Handed((args, context)));
     std::thread::scope(|s| {
         let mut handles = Vec::new();
         for (b, sim) in sims.iter().enumerate() {
@@ -115,7 +116,7 @@ where
                         let root = root.map(Handed::into_inner);
                         // SAFETY: the region, block and baton outlive this scoped thread.
                         let (region, sim, baton) = unsafe { (&*region.0, &*sim.0, &*baton.0) };
-                        thread::<T>(region, sim, b as u32, t as u32, baton, member, site, root);
+                        thread::<T, _>(region, sim, b as u32, t as u32, baton, member, site, root);
                     })
                     .unwrap_or_else(|e| panic!("gtap: cannot start a CPU block thread: {e}"));
                 handles.push(handle);
@@ -133,9 +134,10 @@ where
     unsafe { (region.root_result as *const T::Output).read() }
 }
 
-/// Simulated thread `t` of block `b`: a block worker, to the end of the launch.
+/// Simulated thread `t` of block `b`: a block worker, to the end of the launch; `root` holds
+/// the root's arguments and the launch's context on the thread that creates the root.
 #[allow(clippy::too_many_arguments)]
-fn thread<T: BlockTask>(
+fn thread<T: BlockTask, C: Copy>(
     region: &Region,
     sim: &SimBlock,
     b: u32,
@@ -143,7 +145,7 @@ fn thread<T: BlockTask>(
     baton: &Baton,
     member: usize,
     site: &'static Site,
-    root: Option<T::Args>,
+    root: Option<(T::Args, C)>,
 ) {
     baton.register(member);
     let ctx = sim.lanes[t as usize].get();
@@ -176,8 +178,8 @@ fn thread<T: BlockTask>(
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         baton.wait_turn(member);
         let mut worker = BlockWorker::new((t == 0).then_some(&sim.warp));
-        if let Some(args) = root {
-            worker.start_root(|w| crate::block::task::create_root::<T>(w, site, args));
+        if let Some((args, context)) = root {
+            worker.start_root(|w| crate::block::task::create_root::<T>(w, site, args, context));
         }
         worker.run::<T>();
     }));

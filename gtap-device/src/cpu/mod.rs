@@ -455,10 +455,11 @@ fn join(handle: std::thread::ScopedJoinHandle<'_, ()>) {
 const STALL_ROUNDS: u64 = 10_000;
 
 /// `entry!` on the host.
-pub(crate) fn entry<T: TaskFunction>(
+pub(crate) fn entry<T: TaskFunction, C: Copy + 'static>(
     launch: &LaunchParams,
     site: &'static Site,
     args: T::Args,
+    context: C,
 ) -> T::Output
 where
     T::Output: Copy,
@@ -471,10 +472,10 @@ where
             // SAFETY: `run_watched` sets the pool for this mode; the state that owns it
             // outlives the launch.
             let pool = unsafe { &*driver.pool };
-            work_first::run_root::<T>(pool, &region, site, args);
+            work_first::run_root::<T>(pool, &region, site, args, context);
         }
         Mode::Deterministic { seed } => {
-            let mut root = root_once::<T>(site, args);
+            let mut root = root_once::<T>(site, args, context);
             std::thread::scope(|s| {
                 let root = Handed(&mut root);
                 join(on_worker_thread(s, &region, move || {
@@ -484,7 +485,7 @@ where
                 }))
             })
         }
-        Mode::Parallel => parallel::<T>(&region, &mut root_once::<T>(site, args)),
+        Mode::Parallel => parallel::<T>(&region, &mut root_once::<T>(site, args, context)),
     }
     if region.control().aborted() {
         std::panic::resume_unwind(Box::new(Aborted));
@@ -494,12 +495,16 @@ where
 }
 
 /// The scheduler's root creation, for the warp that starts the launch: creates root task
-/// `T(args)` on its first call.
-fn root_once<T: TaskFunction>(site: &'static Site, args: T::Args) -> impl FnMut(&Warp) {
+/// `T(args)`, in a launch with `context`, on its first call.
+fn root_once<T: TaskFunction>(
+    site: &'static Site,
+    args: T::Args,
+    context: impl Copy,
+) -> impl FnMut(&Warp) {
     let mut args = Some(args);
     move |warp| {
         if let Some(args) = args.take() {
-            create_root::<T>(warp, site, args);
+            create_root::<T>(warp, site, args, context);
         }
     }
 }
@@ -597,7 +602,7 @@ mod tests {
         type Args = (u32,);
         type Output = u64;
         fn run_cpu(launch: &LaunchParams, args: (u32,)) -> u64 {
-            crate::kernel::entry::<Fib>(launch, &SITE, args)
+            crate::kernel::entry::<Fib, ()>(launch, &SITE, args, ())
         }
     }
 
@@ -624,7 +629,7 @@ mod tests {
         type Args = ();
         type Output = u64;
         fn run_cpu(launch: &LaunchParams, (): ()) -> u64 {
-            crate::kernel::entry::<Park>(launch, &SITE, ())
+            crate::kernel::entry::<Park, ()>(launch, &SITE, (), ())
         }
     }
 
@@ -651,7 +656,7 @@ mod tests {
         type Args = ();
         type Output = [u64; 64];
         fn run_cpu(launch: &LaunchParams, (): ()) -> [u64; 64] {
-            crate::kernel::entry::<Wide>(launch, &SITE, ())
+            crate::kernel::entry::<Wide, ()>(launch, &SITE, (), ())
         }
     }
 
@@ -703,7 +708,7 @@ mod tests {
         type Args = ();
         type Output = u64;
         fn run_cpu(launch: &LaunchParams, (): ()) -> u64 {
-            crate::kernel::entry::<Spin>(launch, &SITE, ())
+            crate::kernel::entry::<Spin, ()>(launch, &SITE, (), ())
         }
     }
 

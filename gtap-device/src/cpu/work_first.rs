@@ -594,14 +594,17 @@ unsafe impl<T> Send for Shared<T> {}
 // SAFETY: as above.
 unsafe impl<T> Sync for Shared<T> {}
 
-/// Runs root task `T(args)` on `pool`, its result into the region's result area, then writes
-/// each thread's statistics. A failure is left in the region's control word and report.
+/// Runs root task `T(args)` on `pool` in a launch with `context`, its result into the region's
+/// result area, then writes each thread's statistics. A failure is left in the region's control word and report.
 pub(crate) fn run_root<T: TaskFunction>(
     pool: &rayon_core::ThreadPool,
     region: &Region,
     site: &'static Site,
     args: T::Args,
+    context: impl Copy,
 ) {
+    // Before the pool's threads start on the launch (`broadcast` and `install` order it).
+    crate::context::store(region, context);
     let n = pool.current_num_threads();
     let mut threads: Vec<Thread> = (0..n as u32)
         .map(|index| Thread {

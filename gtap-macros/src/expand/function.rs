@@ -10,10 +10,12 @@
 //! 4. the record-size export: a `#[used]` PTX global on the GPU, a `TASK_RECORDS` entry on the
 //!    host (thread mode: the record's bytes; block mode: its frame layout, see
 //!    `gtap_device::abi::RecordSize`);
-//! 5. the mode marker, `impl ThreadTask` or `impl BlockTask`, which `task!` and `entry!` bound.
+//! 5. the mode marker, `impl ThreadTask` or `impl BlockTask`, which `task!` and `entry!` bound;
+//! 6. the contexts it runs in, `impl RunsIn<C>` (see `gtap::Context`), which they bound too.
 //!
 //! A block-mode function (`#[gtap::function(block)]`) has its first parameter, the
-//! `&gtap::Block`, taken out of the signature and bound at the top of the body.
+//! `&gtap::Block`, taken out of the signature and bound at the top of the body; so has a
+//! `gtap::Context<C>` parameter, the first one after that.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -21,7 +23,7 @@ use syn::Pat;
 use syn::ext::IdentExt;
 
 use crate::expand::record::{self, Origin};
-use crate::expand::{Lowered, emitted_body, lower_item};
+use crate::expand::{ContextParam, Lowered, emitted_body, lower_item};
 use crate::expand::{dispatch, shared_args};
 use crate::parse::FnKind;
 use crate::validate::signature::{Attrs, Signature};
@@ -43,6 +45,7 @@ pub(crate) fn expand(
         diags,
         mode,
         block_param,
+        context_param,
         waits,
         rebind,
         spawned,
@@ -51,6 +54,16 @@ pub(crate) fn expand(
     let body = match &block_param {
         Some((pat, ty)) => quote!({
             let #pat: #ty = ::gtap::__private::block_token();
+            #body
+        }),
+        None => body,
+    };
+    // The parameter's type as the user wrote it, so that an import of `gtap::Context` is used.
+    let body = match &context_param {
+        Some(ContextParam { pat, ty, context }) => quote!({
+            // SAFETY: the function runs in `#context` contexts only (its `RunsIn` impl), so the
+            // launch running it gave one.
+            let #pat: #ty = unsafe { ::gtap::__private::launch_context::<#context>() };
             #body
         }),
         None => body,
@@ -73,8 +86,29 @@ pub(crate) fn expand(
         diags.has_errors(),
         mode.is_block(),
     );
+    let runs_in = runs_in(&sig, context_param.as_ref().map(|c| &c.context));
     let errors = diags.to_compile_errors();
-    quote!(#errors #items)
+    quote!(#errors #items #runs_in)
+}
+
+/// The contexts the function runs in (`gtap::__private::RunsIn`): its `gtap::Context`
+/// parameter's type, or every type for a function without one.
+fn runs_in(sig: &Signature, context: Option<&syn::Type>) -> TokenStream {
+    let Signature { name, attrs, .. } = sig;
+    let cfgs = &attrs.cfgs;
+    match context {
+        Some(ty) => quote! {
+            #(#cfgs)*
+            impl ::gtap::__private::RunsIn<#ty> for #name {}
+        },
+        None => {
+            let any = Ident::new("__GtapContext", Span::mixed_site());
+            quote! {
+                #(#cfgs)*
+                impl<#any: ?::core::marker::Sized> ::gtap::__private::RunsIn<#any> for #name {}
+            }
+        }
+    }
 }
 
 /// `TaskFunction::poll_this` (a direct call of the function's own poll) and

@@ -1,11 +1,14 @@
 //! What `task!`, `taskwait!` and `entry!` become inside a lowered body.
 //!
 //! * `task!([queue(Q),] DST = PATH(ARGS))` →
-//!   `::gtap::__private::spawn_thread::<PATH>(SITE, QUEUE, &raw mut DST, (ARGS,))`
+//!   `::gtap::__private::spawn_thread::<PATH, CONTEXT>(SITE, QUEUE, &raw mut DST, (ARGS,))`,
+//!   `CONTEXT` being the spawning function's context type (`()` without a `gtap::Context`
+//!   parameter), which the child must run in
 //! * `taskwait!([queue(Q)])` →
 //!   `{ ::gtap::__private::prepare_wait(SITE, QUEUE); ::gtap::__private::Suspend.await; }`
-//! * `entry!([DST =] PATH(ARGS))` →
-//!   `[DST =] ::gtap::__private::entry_thread::<PATH>(LAUNCH, SITE, (ARGS,))`
+//! * `entry!([context(VALUE),] [DST =] PATH(ARGS))` →
+//!   `[DST =] ::gtap::__private::entry_thread::<PATH, _>(LAUNCH, SITE, (ARGS,), VALUE)`, with
+//!   `()` for the value without a context clause
 //!
 //! In block-mode code (`#[gtap::function(block)]`, `#[gtap::kernel(block = N)]`) the same with
 //! `spawn_block`, `prepare_wait_block` and `entry_block`. The `_thread` and `_block` forms bound
@@ -70,7 +73,7 @@ fn target(call: &Call) -> TokenStream {
 }
 
 /// The expansion of a checked `task!`.
-pub(crate) fn spawn(site: &Site, spawn: &Spawn, block: bool) -> TokenStream {
+pub(crate) fn spawn(site: &Site, spawn: &Spawn, context: &TokenStream, block: bool) -> TokenStream {
     let target = target(&spawn.call);
     let queue = queue(spawn.queue.as_ref());
     let dst = match &spawn.dst {
@@ -83,7 +86,7 @@ pub(crate) fn spawn(site: &Site, spawn: &Spawn, block: bool) -> TokenStream {
     } else {
         quote!(spawn_thread)
     };
-    quote!(::gtap::__private::#f::<#target>(#site, #queue, #dst, #args))
+    quote!(::gtap::__private::#f::<#target, #context>(#site, #queue, #dst, #args))
 }
 
 /// The expansion of `taskwait!`.
@@ -109,7 +112,11 @@ pub(crate) fn entry(site: &Site, launch: &Ident, entry: &Entry, block: bool) -> 
     } else {
         quote!(entry_thread)
     };
-    let call = quote!(::gtap::__private::#f::<#target>(#launch, #site, #args));
+    let context = match &entry.context {
+        Some(value) => value.to_token_stream(),
+        None => quote!(()),
+    };
+    let call = quote!(::gtap::__private::#f::<#target, _>(#launch, #site, #args, #context));
     match &entry.dst {
         Some(d) => quote!(#d = #call),
         None => call,

@@ -9,7 +9,7 @@ pub(crate) mod record;
 pub(crate) mod shared_args;
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::quote;
+use quote::{ToTokens, quote};
 use syn::{Block, FnArg, ItemFn, Pat};
 
 use crate::diagnostics::Diagnostics;
@@ -39,6 +39,9 @@ pub(crate) struct Lowered {
     /// A block-mode task function's first parameter (the `&gtap::Block`), taken out of the
     /// signature: the body binds it, `task!` does not pass it.
     pub block_param: Option<(Pat, syn::Type)>,
+    /// A task function's `gtap::Context<C>` parameter, taken out of the signature: the body
+    /// binds it, `task!` does not pass it.
+    pub context_param: Option<ContextParam>,
     /// Block-mode task functions: which parameters the body binds again from the record after
     /// each wait ([`shared_args`]); empty otherwise.
     pub rebind: Vec<bool>,
@@ -67,6 +70,11 @@ pub(crate) fn lower_item(
     } else {
         None
     };
+    let context_param = if kind == FnKind::Task {
+        take_context_param(&mut f, &mut diags)
+    } else {
+        None
+    };
     let sig = signature::check(kind, &f, &mut diags);
     if f.sig.inputs.iter().any(|a| matches!(a, FnArg::Receiver(_))) {
         let errors = diags.to_compile_errors();
@@ -85,8 +93,13 @@ pub(crate) fn lower_item(
     let pats: Vec<Pat> = block_param
         .iter()
         .map(|(p, _)| p.clone())
+        .chain(context_param.iter().map(|c| c.pat.clone()))
         .chain(sig.params.iter().map(|p| p.pat.clone()))
         .collect();
+    let context = match &context_param {
+        Some(c) => c.context.to_token_stream(),
+        None => quote!(()),
+    };
     let known = Known::collect(kind, &sig.name, &block);
     let launch = launch_ident();
     let body = Body {
@@ -96,6 +109,7 @@ pub(crate) fn lower_item(
         known: &known,
         launch: &launch,
         block_mode: mode.is_block(),
+        context: &context,
     };
     let spawned = dispatch::collect(&sig.name, &block);
     let waits = walk(&body, &mut block, &mut diags);
@@ -109,9 +123,66 @@ pub(crate) fn lower_item(
         max_registers: attr.max_registers,
         no_taskwait: attr.no_taskwait,
         block_param,
+        context_param,
         rebind,
         spawned,
     })
+}
+
+/// A task function's launch-context parameter, `PAT: Context<C>`.
+pub(crate) struct ContextParam {
+    /// Its pattern.
+    pub pat: Pat,
+    /// Its type as written (`gtap::Context<C>`, or `Context<C>` through the user's import).
+    pub ty: syn::Type,
+    /// `C`.
+    pub context: syn::Type,
+}
+
+/// Takes a task function's `gtap::Context<C>` parameter out of its signature: the first one
+/// left after the block token.
+fn take_context_param(f: &mut ItemFn, diags: &mut Diagnostics) -> Option<ContextParam> {
+    let mut found = None;
+    let mut kept = syn::punctuated::Punctuated::new();
+    for (i, arg) in f.sig.inputs.iter().enumerate() {
+        let context = match arg {
+            FnArg::Typed(t) => context_type(&t.ty).map(|context| ContextParam {
+                pat: (*t.pat).clone(),
+                ty: (*t.ty).clone(),
+                context,
+            }),
+            FnArg::Receiver(_) => None,
+        };
+        match context {
+            Some(param) if i == 0 && found.is_none() => found = Some(param),
+            Some(_) => diags.spanned(
+                arg,
+                with_help(
+                    "a task function's launch context is its first parameter (after the \
+                     `&gtap::Block` in block mode), and it has one",
+                    "write `fn name(ctx: gtap::Context<T>, ..)`; `task!` does not pass it",
+                ),
+            ),
+            None => kept.push(arg.clone()),
+        }
+    }
+    f.sig.inputs = kept;
+    found
+}
+
+/// `C` if `ty` is written `Context<C>` (any path ending so, as `gtap::Context<C>`).
+fn context_type(ty: &syn::Type) -> Option<syn::Type> {
+    let syn::Type::Path(p) = ty else {
+        return None;
+    };
+    let last = p.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match (last.ident == "Context", args.args.first(), args.args.len()) {
+        (true, Some(syn::GenericArgument::Type(c)), 1) => Some(c.clone()),
+        _ => None,
+    }
 }
 
 /// Takes a block-mode task function's first parameter, the block token, out of its signature.

@@ -96,10 +96,39 @@ impl Parse for WaitInput {
     }
 }
 
-/// `entry!([DST =] CALL)`.
+/// `entry!([context(EXPR),] [DST =] CALL)`.
 pub(crate) struct EntryInput {
+    /// The launch context's value (`crate::expand::lower::entry` passes `()` without one).
+    pub(crate) context: Option<Expr>,
     /// A call, or an assignment from one (checked later).
     pub(crate) call: Expr,
+}
+
+impl EntryInput {
+    /// Parses `context(EXPR)` if the input starts with it and it is followed by `,`.
+    fn parse_context(input: ParseStream) -> syn::Result<Option<Expr>> {
+        let fork = input.fork();
+        match fork.parse::<Ident>() {
+            Ok(ident) if ident == "context" && fork.peek(syn::token::Paren) => {}
+            _ => return Ok(None),
+        }
+        let content;
+        parenthesized!(content in fork);
+        // `context(..)` alone, or followed by anything but `,`, is the root call itself (a
+        // task function may be called `context`).
+        if !fork.peek(Token![,]) {
+            return Ok(None);
+        }
+        let value = content.parse::<Expr>()?;
+        if !content.is_empty() {
+            return Err(
+                content.error("expected a single value, as in `context(Graph { row, col })`")
+            );
+        }
+        fork.parse::<Token![,]>()?;
+        input.advance_to(&fork);
+        Ok(Some(value))
+    }
 }
 
 impl Parse for EntryInput {
@@ -113,15 +142,17 @@ impl Parse for EntryInput {
                 ),
             ));
         }
+        let context = Self::parse_context(input)?;
         if input.is_empty() {
             return Err(input.error(with_help(
                 "`gtap::entry!` needs a task-function call",
-                "write `gtap::entry!(fib(n))` or `gtap::entry!(r = fib(n))`",
+                "write `gtap::entry!(fib(n))`, `gtap::entry!(r = fib(n))` or \
+                 `gtap::entry!(context(value), fib(n))`",
             )));
         }
         let call = input.parse::<Expr>()?;
         finish(input, "`gtap::entry!` starts exactly one call")?;
-        Ok(Self { call })
+        Ok(Self { context, call })
     }
 }
 
@@ -173,6 +204,16 @@ mod tests {
                 .is_some()
         );
         assert!(syn::parse_str::<WaitInput>("k").is_err());
+    }
+
+    #[test]
+    fn entry_takes_a_context_clause_before_the_call() {
+        let e: EntryInput = syn::parse_str("context(Graph { row, col }), r = bfs(0)").unwrap();
+        assert!(e.context.is_some());
+        assert!(matches!(e.call, Expr::Assign(_)));
+        let e: EntryInput = syn::parse_str("context(3)").unwrap();
+        assert!(e.context.is_none(), "a root function named `context`");
+        assert!(syn::parse_str::<EntryInput>("context(a, b), f(0)").is_err());
     }
 
     #[test]

@@ -34,6 +34,8 @@ pub(crate) struct Spawn {
 
 /// A checked `entry!`.
 pub(crate) struct Entry {
+    /// The launch context's value, if the kernel gives one.
+    pub(crate) context: Option<Expr>,
     /// Where the root's result goes, for the statement form.
     pub(crate) dst: Option<Expr>,
     /// The call.
@@ -51,7 +53,11 @@ pub(crate) fn spawn(input: TaskInput, known: &Known, diags: &mut Diagnostics) ->
 /// Checks a parsed `entry!`; `None` after reporting its errors.
 pub(crate) fn entry(input: EntryInput, known: &Known, diags: &mut Diagnostics) -> Option<Entry> {
     let (dst, call) = split(GtapMacro::Entry, input.call, known, diags)?;
-    Some(Entry { dst, call })
+    Some(Entry {
+        context: input.context,
+        dst,
+        call,
+    })
 }
 
 /// Splits `[DST =] CALL` and checks the call.

@@ -167,7 +167,12 @@ impl Walker<'_, '_> {
         {
             self.order.spawn(root, place, dst, self.diags);
         }
-        Some(lower::spawn(&self.site(mac), &spawn, self.body.block_mode))
+        Some(lower::spawn(
+            &self.site(mac),
+            &spawn,
+            self.body.context,
+            self.body.block_mode,
+        ))
     }
 
     /// Visits the index expressions of a destination place (the root is written, not read).
@@ -240,6 +245,9 @@ impl Walker<'_, '_> {
             .map_err(|e| self.diags.push(e))
             .ok()?;
         let mut entry = call::entry(input, self.body.known, self.diags)?;
+        if let Some(context) = &mut entry.context {
+            self.visit_expr_mut(context);
+        }
         if let Some(dst) = &mut entry.dst {
             self.visit_expr_mut(dst);
         }

@@ -12,6 +12,7 @@ mod mentions;
 #[cfg(test)]
 mod tests;
 
+use proc_macro2::TokenStream;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, ExprMacro, Ident, Item, Macro, Pat, Stmt, Token};
 
@@ -38,6 +39,9 @@ pub(crate) struct Body<'a> {
     pub(crate) launch: &'a Ident,
     /// Block mode: `task!`, `taskwait!` and `entry!` lower to their block-mode forms.
     pub(crate) block_mode: bool,
+    /// A task function's launch-context type (`()` without a `gtap::Context` parameter), which
+    /// the children it spawns must run in.
+    pub(crate) context: &'a TokenStream,
 }
 
 /// Checks `block`, the body of `body`, and lowers its gtap macros in place. Returns whether the

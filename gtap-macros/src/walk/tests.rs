@@ -12,8 +12,10 @@ fn lowered(body: TokenStream) -> (String, Option<String>) {
     let params: Vec<Pat> = vec![syn::parse_quote!(n)];
     let known = Known::collect(FnKind::Task, &name, &block);
     let launch: Ident = syn::parse_quote!(__gtap_launch);
+    let context = quote!(());
     let body = Body {
         block_mode: false,
+        context: &context,
         kind: FnKind::Task,
         name: &name,
         params: &params,
