@@ -7,8 +7,8 @@
 //! * `taskwait!([queue(Q)])` →
 //!   `{ ::gtap::__private::prepare_wait(SITE, QUEUE); ::gtap::__private::Suspend.await; }`
 //! * `entry!([context(VALUE),] [DST =] PATH(ARGS))` →
-//!   `[DST =] ::gtap::__private::entry_thread::<PATH, _>(LAUNCH, SITE, (ARGS,), VALUE)`, with
-//!   `()` for the value without a context clause
+//!   `[DST =] ::gtap::__private::entry_thread::<PATH, _>(LAUNCH, SITE, (ARGS,), VALUE)`, or
+//!   `entry_thread::<PATH, ()>(LAUNCH, SITE, (ARGS,), ())` without a context clause
 //!
 //! In block-mode code (`#[gtap::function(block)]`, `#[gtap::kernel(block = N)]`) the same with
 //! `spawn_block`, `prepare_wait_block` and `entry_block`. The `_thread` and `_block` forms bound
@@ -112,11 +112,15 @@ pub(crate) fn entry(site: &Site, launch: &Ident, entry: &Entry, block: bool) -> 
     } else {
         quote!(entry_thread)
     };
-    let context = match &entry.context {
-        Some(value) => value.to_token_stream(),
-        None => quote!(()),
+    // Without a clause the context type is named, so that a root reading a context fails the
+    // `RunsIn<()>` bound (whose message says how to give one) rather than a type mismatch;
+    // with one it is the value's type, and a mismatch points at the value.
+    let (context_type, context) = match &entry.context {
+        Some(value) => (quote!(_), value.to_token_stream()),
+        None => (quote!(()), quote!(())),
     };
-    let call = quote!(::gtap::__private::#f::<#target, _>(#launch, #site, #args, #context));
+    let call =
+        quote!(::gtap::__private::#f::<#target, #context_type>(#launch, #site, #args, #context));
     match &entry.dst {
         Some(d) => quote!(#d = #call),
         None => call,
