@@ -32,23 +32,35 @@ pub fn for_each_child(node: u32, rem_h: i32, depth_total: i32, b: i32, mut spawn
     }
 }
 
-/// GTaP's B-ary `tree_work`.
-#[gtap::function]
-pub fn probtree_work(
-    node: u32,
-    rem_h: i32,
+/// What every node of a B-ary tree reads, the launch's context: the tree's shape, the
+/// per-node work's parameters, its input and the sink of the nodes' values. The task function
+/// reads it again after its wait rather than keep copies across it.
+#[derive(Clone, Copy)]
+pub struct ProbTreeWork {
     depth_total: i32,
     b: i32,
     mem_ops: i32,
     compute_iters: i32,
     input: Slice<f64>,
     sink: SliceMut<u64>,
-) {
+}
+
+impl ProbTreeWork {
+    /// Node `node`'s work ([`do_memory_and_compute`]), stored into the sink.
+    fn work(&self, node: u32) {
+        let v = do_memory_and_compute(self.input, node, self.mem_ops, self.compute_iters);
+        sink_store(self.sink, node, v);
+    }
+}
+
+/// GTaP's B-ary `tree_work`.
+#[gtap::function]
+pub fn probtree_work(tree: gtap::Context<ProbTreeWork>, node: u32, rem_h: i32) {
     if rem_h == 0 {
-        let v = do_memory_and_compute(input, node, mem_ops, compute_iters);
-        sink_store(sink, node, v);
+        tree.work(node);
         return;
     }
+    let (depth_total, b) = (tree.depth_total, tree.b);
     let d = depth_total - rem_h;
     let mut s = hash32(node ^ (d as u32).wrapping_mul(0x9e37_79b9));
     let mut spawned = 0;
@@ -57,24 +69,14 @@ pub fn probtree_work(
         let r = (s % depth_total as u32) as i32;
         if r < rem_h {
             let child = node.wrapping_mul(b as u32).wrapping_add(k as u32 + 1);
-            gtap::task!(probtree_work(
-                child,
-                rem_h - 1,
-                depth_total,
-                b,
-                mem_ops,
-                compute_iters,
-                input,
-                sink
-            ));
+            gtap::task!(probtree_work(child, rem_h - 1));
             spawned += 1;
         }
     }
     if spawned > 0 {
         gtap::taskwait!();
     }
-    let own = do_memory_and_compute(input, node, mem_ops, compute_iters);
-    sink_store(sink, node, own);
+    tree.work(node);
 }
 
 /// Root kernel of [`probtree_work`]: the tree of depth `depth`; `sink.len()` a power of two.
@@ -89,16 +91,15 @@ pub fn probtree_kernel(
     input: Slice<f64>,
     sink: SliceMut<u64>,
 ) {
-    gtap::entry!(probtree_work(
-        0,
-        depth,
-        depth,
+    let tree = ProbTreeWork {
+        depth_total: depth,
         b,
         mem_ops,
         compute_iters,
         input,
-        sink
-    ));
+        sink,
+    };
+    gtap::entry!(context(tree), probtree_work(0, depth));
 }
 
 #[cfg(not(target_arch = "nvptx64"))]

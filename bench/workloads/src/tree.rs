@@ -20,36 +20,61 @@ use crate::node_work::{
 /// Threads per block of [`tree_block_kernel`] (GTaP's block tree: `GTAP_BLOCK_SIZE=64`).
 pub const BLOCK: u32 = 64;
 
-/// Writes node `node`'s value. Every node of the tree is visited by exactly one task.
-fn store(out: SliceMut<f64>, node: i32, value: f64) {
-    // SAFETY: node indices are distinct across tasks (the children of `n` are 2n+1 and
-    // 2n+2), so no other task reads or writes element `node`.
-    unsafe { out.write(node as usize, value) }
+/// What every node of a tree reads, the launch's context: the per-node work's parameters, its
+/// input and the output. The task functions read it again after their wait rather than keep
+/// copies across it, so their records hold only the node and its height.
+#[derive(Clone, Copy)]
+pub struct Nodes {
+    mem_ops: i32,
+    compute_iters: i32,
+    input: Slice<f64>,
+    out: SliceMut<f64>,
+}
+
+impl Nodes {
+    /// Writes node `node`'s value. Every node of the tree is visited by exactly one task.
+    fn store(&self, node: i32, value: f64) {
+        // SAFETY: node indices are distinct across tasks (the children of `n` are 2n+1 and
+        // 2n+2), so no other task reads or writes element `node`.
+        unsafe { self.out.write(node as usize, value) }
+    }
+
+    /// Node `node`'s work ([`do_memory_and_compute`]).
+    fn work(&self, node: i32) -> f64 {
+        do_memory_and_compute(self.input, node as u32, self.mem_ops, self.compute_iters)
+    }
+
+    /// Thread `t`'s share of node `node`'s work in a block of `threads`
+    /// ([`do_memory_and_compute_strided`]).
+    fn work_strided(&self, node: i32, t: u32, threads: u32) -> f64 {
+        do_memory_and_compute_strided(
+            self.input,
+            node as u32,
+            self.mem_ops,
+            self.compute_iters,
+            t,
+            threads,
+        )
+    }
+
+    /// Node `node`'s divergent work ([`do_memory_or_compute_divergent`]).
+    fn work_divergent(&self, node: i32) -> f64 {
+        do_memory_or_compute_divergent(self.input, node as u32, self.mem_ops, self.compute_iters)
+    }
 }
 
 /// GTaP's binary-tree `tree_work`: leaves do their work at once, inner nodes after their two
 /// children.
 #[gtap::function]
-pub fn tree_work(
-    node: i32,
-    height: i32,
-    mem_ops: i32,
-    compute_iters: i32,
-    input: Slice<f64>,
-    out: SliceMut<f64>,
-) {
+pub fn tree_work(nodes: gtap::Context<Nodes>, node: i32, height: i32) {
     if height == 0 {
-        let v = do_memory_and_compute(input, node as u32, mem_ops, compute_iters);
-        store(out, node, v);
+        nodes.store(node, nodes.work(node));
         return;
     }
-    let l = node * 2 + 1;
-    let r = node * 2 + 2;
-    gtap::task!(tree_work(l, height - 1, mem_ops, compute_iters, input, out));
-    gtap::task!(tree_work(r, height - 1, mem_ops, compute_iters, input, out));
+    gtap::task!(tree_work(node * 2 + 1, height - 1));
+    gtap::task!(tree_work(node * 2 + 2, height - 1));
     gtap::taskwait!();
-    let own = do_memory_and_compute(input, node as u32, mem_ops, compute_iters);
-    store(out, node, own);
+    nodes.store(node, nodes.work(node));
 }
 
 /// Root kernel of [`tree_work`]; `out` holds `2^(height+1) - 1` values.
@@ -61,54 +86,35 @@ pub fn tree_kernel(
     input: Slice<f64>,
     out: SliceMut<f64>,
 ) {
-    gtap::entry!(tree_work(0, height, mem_ops, compute_iters, input, out));
+    let nodes = Nodes {
+        mem_ops,
+        compute_iters,
+        input,
+        out,
+    };
+    gtap::entry!(context(nodes), tree_work(0, height));
 }
 
 /// GTaP's block-mode `tree_work`: as [`tree_work`], on a whole block; the node's value is
 /// thread 0's share of the work (as in GTaP, whose other threads' shares are discarded).
 #[gtap::function(block)]
-pub fn tree_work_block(
-    block: &gtap::Block,
-    node: i32,
-    height: i32,
-    mem_ops: i32,
-    compute_iters: i32,
-    input: Slice<f64>,
-    out: SliceMut<f64>,
-) {
+pub fn tree_work_block(block: &gtap::Block, nodes: gtap::Context<Nodes>, node: i32, height: i32) {
     let (t, threads) = (block.thread_index(), block.size());
     if height == 0 {
-        let v =
-            do_memory_and_compute_strided(input, node as u32, mem_ops, compute_iters, t, threads);
+        let v = nodes.work_strided(node, t, threads);
         if t == 0 {
-            store(out, node, v);
+            nodes.store(node, v);
         }
         return;
     }
     if t == 0 {
-        let l = node * 2 + 1;
-        let r = node * 2 + 2;
-        gtap::task!(tree_work_block(
-            l,
-            height - 1,
-            mem_ops,
-            compute_iters,
-            input,
-            out
-        ));
-        gtap::task!(tree_work_block(
-            r,
-            height - 1,
-            mem_ops,
-            compute_iters,
-            input,
-            out
-        ));
+        gtap::task!(tree_work_block(node * 2 + 1, height - 1));
+        gtap::task!(tree_work_block(node * 2 + 2, height - 1));
     }
     gtap::taskwait!();
-    let own = do_memory_and_compute_strided(input, node as u32, mem_ops, compute_iters, t, threads);
+    let own = nodes.work_strided(node, t, threads);
     if t == 0 {
-        store(out, node, own);
+        nodes.store(node, own);
     }
 }
 
@@ -123,14 +129,13 @@ pub fn tree_block_kernel(
     input: Slice<f64>,
     out: SliceMut<f64>,
 ) {
-    gtap::entry!(tree_work_block(
-        0,
-        height,
+    let nodes = Nodes {
         mem_ops,
         compute_iters,
         input,
-        out
-    ));
+        out,
+    };
+    gtap::entry!(context(nodes), tree_work_block(0, height));
 }
 
 /// `tree_queue_3.cu`'s clause `queue(hash32(node) % 3)` with 3 queues, queue 0 otherwise.
@@ -144,32 +149,16 @@ fn epaq_queue(node: i32) -> u32 {
 
 /// GTaP's EPAQ `tree_work`: the binary tree with divergent per-node work and queue clauses.
 #[gtap::function]
-pub fn tree_work_epaq(
-    node: i32,
-    height: i32,
-    mem_ops: i32,
-    compute_iters: i32,
-    input: Slice<f64>,
-    out: SliceMut<f64>,
-) {
+pub fn tree_work_epaq(nodes: gtap::Context<Nodes>, node: i32, height: i32) {
     if height == 0 {
-        let v = do_memory_or_compute_divergent(input, node as u32, mem_ops, compute_iters);
-        store(out, node, v);
+        nodes.store(node, nodes.work_divergent(node));
         return;
     }
-    let l = node * 2 + 1;
-    let r = node * 2 + 2;
-    gtap::task!(
-        queue(epaq_queue(l)),
-        tree_work_epaq(l, height - 1, mem_ops, compute_iters, input, out)
-    );
-    gtap::task!(
-        queue(epaq_queue(r)),
-        tree_work_epaq(r, height - 1, mem_ops, compute_iters, input, out)
-    );
+    let (l, r) = (node * 2 + 1, node * 2 + 2);
+    gtap::task!(queue(epaq_queue(l)), tree_work_epaq(l, height - 1));
+    gtap::task!(queue(epaq_queue(r)), tree_work_epaq(r, height - 1));
     gtap::taskwait!(queue(epaq_queue(node)));
-    let own = do_memory_or_compute_divergent(input, node as u32, mem_ops, compute_iters);
-    store(out, node, own);
+    nodes.store(node, nodes.work_divergent(node));
 }
 
 /// Root kernel of [`tree_work_epaq`]; `out` holds `2^(height+1) - 1` values. At most 96
@@ -182,14 +171,13 @@ pub fn tree_epaq_kernel(
     input: Slice<f64>,
     out: SliceMut<f64>,
 ) {
-    gtap::entry!(tree_work_epaq(
-        0,
-        height,
+    let nodes = Nodes {
         mem_ops,
         compute_iters,
         input,
-        out
-    ));
+        out,
+    };
+    gtap::entry!(context(nodes), tree_work_epaq(0, height));
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
