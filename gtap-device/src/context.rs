@@ -3,7 +3,7 @@
 //!
 //! A BFS's tasks all read the same graph. Passed as arguments, its three slices would be 48
 //! bytes of every task's record, written by every spawn and read by every poll; as the launch's
-//! context they are written once per block. A task function receives it as a parameter of type
+//! context they are written once per launch. A task function receives it as a parameter of type
 //! [`Context<C>`] (its first, or its second after a block-mode function's `&gtap::Block`),
 //! which `task!` does not pass:
 //!
@@ -13,8 +13,12 @@
 //!
 //! #[gtap::function]
 //! fn visit(graph: gtap::Context<Graph>, v: i32) {
-//!     for &u in &graph.col[graph.row[v as usize] as usize..graph.row[v as usize + 1] as usize] {
-//!         gtap::task!(visit(u));
+//!     let dv = graph.depth.atomic_load(v as usize);
+//!     for e in graph.row[v as usize]..graph.row[v as usize + 1] {
+//!         let u = graph.col[e as usize];
+//!         if graph.depth.atomic_min(u as usize, dv + 1) > dv + 1 {
+//!             gtap::task!(visit(u));
+//!         }
 //!     }
 //! }
 //!
@@ -58,6 +62,32 @@ use crate::region::Region;
 /// Neither `Copy` nor `Clone`: it points into the running launch, so it must not outlive it
 /// (a kernel's result is `Copy`). Borrow it (`&ctx`, `&*ctx`) to hand it to helper functions,
 /// or copy the value out (`*ctx`).
+///
+/// ```ignore
+/// #[derive(Clone, Copy)]
+/// pub struct Rows { ptr: gtap::Slice<i32>, out: gtap::SliceMut<i32> }
+///
+/// /// Writes each row's length, splitting the row range in halves.
+/// #[gtap::function]
+/// pub fn lengths(rows: gtap::Context<Rows>, begin: u32, end: u32) {
+///     if end <= begin {
+///         return;
+///     }
+///     if end - begin > 1 {
+///         let mid = (begin + end) / 2;
+///         gtap::task!(lengths(begin, mid)); // the context is not passed
+///         gtap::task!(lengths(mid, end));
+///         return;
+///     }
+///     let n = rows.ptr[begin as usize + 1] - rows.ptr[begin as usize];
+///     rows.out.atomic_store(begin as usize, n);
+/// }
+///
+/// #[gtap::kernel]
+/// pub fn lengths_kernel(ptr: gtap::Slice<i32>, out: gtap::SliceMut<i32>) {
+///     gtap::entry!(context(Rows { ptr, out }), lengths(0, out.len() as u32))
+/// }
+/// ```
 pub struct Context<C: 'static> {
     value: *const C,
     /// Not `Send`: the handle belongs to the task that received it.

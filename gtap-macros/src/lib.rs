@@ -313,9 +313,8 @@ pub fn taskwait(input: TokenStream) -> TokenStream {
 /// }
 /// ```
 ///
-/// The context is any `Copy` value of at most 256 bytes (alignment at most 16); the root must
-/// take a `gtap::Context` of its type or none. Each block of the launch keeps a copy in its
-/// shared memory.
+/// The context is any `Copy` value of at most 256 bytes (alignment at most 16), written once
+/// per launch; the root must take a `gtap::Context` of its type or none.
 ///
 /// Every thread of the grid must reach it: exactly one per kernel, at the top level of the
 /// body. Its value (or `DST` in the statement form) is the root task's result, available to
