@@ -154,6 +154,8 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("waits_kernel", &["fib"]),
             ("visit_block_kernel", &["visit_block", "visit_block_root"]),
             ("block_waits_kernel", &["one", "partial_wait"]),
+            ("weigh_kernel", &["unit", "weigh"]),
+            ("weigh_block_kernel", &["weigh_block"]),
         ],
         &[
             "wide",
@@ -189,6 +191,9 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             "visit_root",
             "visit_block",
             "visit_block_root",
+            "weigh",
+            "unit",
+            "weigh_block",
         ],
     );
 }
