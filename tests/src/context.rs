@@ -23,14 +23,14 @@ impl Weights {
 /// The weight of the subtree of node `node` (`depth` more levels) of a full binary tree
 /// numbered from 1. A node reads its own weight after its children finished, so the context
 /// handle lives across the wait; a leaf multiplies its weight by the result of a context-free
-/// child ([`unit`]).
+/// child ([`factor`]).
 #[gtap::function]
 pub fn weigh(weights: Context<Weights>, depth: u32, node: u32) -> u64 {
     if depth == 0 {
-        let mut factor = 0;
-        gtap::task!(factor = unit(node));
+        let mut f = 0;
+        gtap::task!(f = factor(node));
         gtap::taskwait!();
-        return factor * weights.of(node);
+        return f * weights.of(node);
     }
     let (mut a, mut b) = (0, 0);
     gtap::task!(a = weigh(depth - 1, 2 * node));
@@ -42,7 +42,7 @@ pub fn weigh(weights: Context<Weights>, depth: u32, node: u32) -> u64 {
 /// 1 for every node (numbered from 1): a task function without a context, which runs under
 /// any.
 #[gtap::function]
-pub fn unit(node: u32) -> u64 {
+pub fn factor(node: u32) -> u64 {
     u64::from(node > 0)
 }
 

@@ -154,7 +154,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("waits_kernel", &["fib"]),
             ("visit_block_kernel", &["visit_block", "visit_block_root"]),
             ("block_waits_kernel", &["one", "partial_wait"]),
-            ("weigh_kernel", &["unit", "weigh"]),
+            ("weigh_kernel", &["factor", "weigh"]),
             ("weigh_block_kernel", &["weigh_block"]),
         ],
         &[
@@ -192,7 +192,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             "visit_block",
             "visit_block_root",
             "weigh",
-            "unit",
+            "factor",
             "weigh_block",
         ],
     );
