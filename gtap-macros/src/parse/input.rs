@@ -22,25 +22,39 @@ impl QueueClause {
     /// Parses `queue(EXPR)` if the input starts with it and it is followed by `,` (or by the
     /// end, if `may_end`: in `task!(queue(3))`, `queue` is a task function).
     fn parse_opt(input: ParseStream, may_end: bool) -> syn::Result<Option<Self>> {
-        let fork = input.fork();
-        let keyword = match fork.parse::<Ident>() {
-            Ok(ident) if ident == "queue" && fork.peek(syn::token::Paren) => ident,
-            _ => return Ok(None),
-        };
-        let content;
-        parenthesized!(content in fork);
-        // `queue(..) + 1` or `queue(..).x = ..` is an expression (a task function may be
-        // called `queue`).
-        if !((may_end && fork.is_empty()) || fork.peek(Token![,])) {
-            return Ok(None);
-        }
-        let index = content.parse::<Expr>()?;
-        if !content.is_empty() {
-            return Err(content.error("expected a single queue index, as in `queue(1)`"));
-        }
-        input.advance_to(&fork);
-        Ok(Some(Self { keyword, index }))
+        let clause = clause(input, "queue", may_end, "queue index", "queue(1)")?;
+        Ok(clause.map(|(keyword, index)| Self { keyword, index }))
     }
+}
+
+/// Parses the clause `NAME(EXPR)` if the input starts with it and it is followed by `,` (or by
+/// the end, if `may_end`), leaving the comma. Followed by anything else (`NAME(..) + 1`,
+/// `NAME(..).x = ..`) it is an expression, since a task function may be called `NAME`. `what`
+/// and `example` describe the clause for the error when its parentheses hold more than one
+/// expression.
+fn clause(
+    input: ParseStream,
+    name: &str,
+    may_end: bool,
+    what: &str,
+    example: &str,
+) -> syn::Result<Option<(Ident, Expr)>> {
+    let fork = input.fork();
+    let keyword = match fork.parse::<Ident>() {
+        Ok(ident) if ident == name && fork.peek(syn::token::Paren) => ident,
+        _ => return Ok(None),
+    };
+    let content;
+    parenthesized!(content in fork);
+    if !((may_end && fork.is_empty()) || fork.peek(Token![,])) {
+        return Ok(None);
+    }
+    let value = content.parse::<Expr>()?;
+    if !content.is_empty() {
+        return Err(content.error(format!("expected a single {what}, as in `{example}`")));
+    }
+    input.advance_to(&fork);
+    Ok(Some((keyword, value)))
 }
 
 /// `task!([queue(Q),] [DST =] CALL)`.
@@ -104,33 +118,6 @@ pub(crate) struct EntryInput {
     pub(crate) call: Expr,
 }
 
-impl EntryInput {
-    /// Parses `context(EXPR)` if the input starts with it and it is followed by `,`.
-    fn parse_context(input: ParseStream) -> syn::Result<Option<Expr>> {
-        let fork = input.fork();
-        match fork.parse::<Ident>() {
-            Ok(ident) if ident == "context" && fork.peek(syn::token::Paren) => {}
-            _ => return Ok(None),
-        }
-        let content;
-        parenthesized!(content in fork);
-        // `context(..)` alone, or followed by anything but `,`, is the root call itself (a
-        // task function may be called `context`).
-        if !fork.peek(Token![,]) {
-            return Ok(None);
-        }
-        let value = content.parse::<Expr>()?;
-        if !content.is_empty() {
-            return Err(
-                content.error("expected a single value, as in `context(Graph { row, col })`")
-            );
-        }
-        fork.parse::<Token![,]>()?;
-        input.advance_to(&fork);
-        Ok(Some(value))
-    }
-}
-
 impl Parse for EntryInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         if let Some(clause) = QueueClause::parse_opt(input, false)? {
@@ -142,7 +129,19 @@ impl Parse for EntryInput {
                 ),
             ));
         }
-        let context = Self::parse_context(input)?;
+        // `context(..)` alone is the root call itself (a task function may be called
+        // `context`).
+        let context = clause(
+            input,
+            "context",
+            false,
+            "value",
+            "context(Graph { row, col })",
+        )?;
+        if context.is_some() {
+            input.parse::<Token![,]>()?;
+        }
+        let context = context.map(|(_, value)| value);
         if input.is_empty() {
             return Err(input.error(with_help(
                 "`gtap::entry!` needs a task-function call",
