@@ -117,7 +117,7 @@ impl<C: 'static> Deref for Context<C> {
 pub trait RunsIn<C: ?Sized> {}
 
 /// Whether a `C` fits the context area: at most [`CONTEXT_BYTES`] bytes, aligned to at most
-/// [`CONTEXT_ALIGN`]. `entry!` checks it at compile time.
+/// [`CONTEXT_ALIGN`]. [`store`] checks it at compile time.
 pub(crate) const fn fits<C>() -> bool {
     core::mem::size_of::<C>() <= CONTEXT_BYTES && core::mem::align_of::<C>() <= CONTEXT_ALIGN
 }
@@ -126,9 +126,17 @@ pub(crate) const fn fits<C>() -> bool {
 /// publishes the root (or, on the CPU executor's work-first mode, before any thread starts).
 #[inline(always)]
 pub(crate) fn store<C: Copy>(region: &Region, value: C) {
-    // SAFETY: the context area is `CONTEXT_BYTES` long and aligned to `REGION_ALIGN`, and
-    // `entry!` checked at compile time that the value fits it (`fits`); no task runs yet, so
-    // nothing reads the area while it is written.
+    // Evaluated when `store` is instantiated for the context type of a kernel's `entry!`.
+    const {
+        assert!(
+            fits::<C>(),
+            "a gtap launch context must be at most 256 bytes and aligned to at most 16: keep \
+             large data in a device buffer and put a `Slice` of it in the context"
+        )
+    };
+    // SAFETY: the context area is `CONTEXT_BYTES` long and aligned to `REGION_ALIGN`, and a
+    // `C` fits it (checked above); no task runs yet, so nothing reads the area while it is
+    // written.
     unsafe { (region.context as *mut C).write(value) };
 }
 

@@ -6,7 +6,7 @@
 //! [`Kernel`] trait, which the CPU executor calls.
 
 use crate::abi::LaunchParams;
-use crate::context::{self, RunsIn};
+use crate::context::RunsIn;
 use crate::slice::{Slice, SliceMut};
 use crate::task::{BlockTask, Site, TaskFunction, ThreadTask};
 
@@ -118,7 +118,6 @@ pub fn entry_block<T: BlockTask + RunsIn<C>, C: Copy + 'static>(
 where
     T::Output: Copy,
 {
-    const { assert_context_fits::<C>() };
     #[cfg(target_arch = "nvptx64")]
     {
         gpu::entry_block::<T, C>(launch, site, args, context)
@@ -142,7 +141,6 @@ pub fn entry<T: TaskFunction, C: Copy + 'static>(
 where
     T::Output: Copy,
 {
-    const { assert_context_fits::<C>() };
     #[cfg(target_arch = "nvptx64")]
     {
         gpu::entry::<T, C>(launch, site, args, context)
@@ -151,15 +149,6 @@ where
     {
         crate::cpu::entry::<T, C>(launch, site, args, context)
     }
-}
-
-/// Stops the build when a launch context does not fit the area every block keeps it in.
-const fn assert_context_fits<C>() {
-    assert!(
-        context::fits::<C>(),
-        "a gtap launch context must be at most 256 bytes (`gtap::abi::CONTEXT_BYTES`) and aligned \
-         to at most 16: keep large data in a device buffer and put a `Slice` of it in the context"
-    );
 }
 
 #[cfg(target_arch = "nvptx64")]
