@@ -14,7 +14,7 @@
 //! | module | concept |
 //! |---|---|
 //! | [`task`] | what the macros expand to: task functions as futures, spawn, wait |
-//! | [`context`] | the launch context: data every task of a launch reads, kept once per block |
+//! | [`context`] | the launch context: data every task of a launch reads, kept once per launch |
 //! | [`kernel`] | kernels and `entry!`: every thread becomes a scheduler worker |
 //! | [`record`] | a task record: header + the task's future, in one slot |
 //! | [`pool`] | per-warp task-ID pools |
