@@ -236,6 +236,10 @@ pub struct WarpShared {
     /// One bit per lane that has not retired after a panic (GPU only: the CPU unwinds).
     #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
     pub(crate) live: LocalU32,
+    /// The lowest lane of `live`, the warp's leader, kept beside the mask so that each of the
+    /// many leader elections of a step is one load (GPU only, as `live`).
+    #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
+    pub(crate) leader: LocalU32,
 }
 
 impl WarpShared {
@@ -264,6 +268,7 @@ impl WarpShared {
             stats: UnsafeCell::new(WarpStats::ZERO),
             trace: UnsafeCell::new(TraceCursor::ZERO),
             live: LocalU32::new(u32::MAX),
+            leader: LocalU32::new(0),
         }
     }
 }

@@ -226,6 +226,14 @@ impl LocalU32 {
         };
         old == current
     }
+    /// Raises the counter to `v` if it is below.
+    #[inline(always)]
+    pub fn store_max(&self, v: u32) {
+        // SAFETY: the counter lives in shared memory for the whole kernel.
+        unsafe {
+            asm!("red.relaxed.cta.max.u32 [{p}], {v};", p = in(reg64) self.0.get(), v = in(reg32) v)
+        };
+    }
     /// Stores `v` and returns the previous value.
     #[inline(always)]
     pub fn swap(&self, v: u32) -> u32 {
@@ -634,7 +642,7 @@ impl Warp {
     /// PTX's warp-synchronous instructions only wait for lanes that have not exited.
     #[inline(always)]
     pub fn leader<T: Broadcast>(&self, f: impl FnOnce() -> T) -> T {
-        let leader = self.shared().live.load().trailing_zeros();
+        let leader = self.shared().leader.load();
         let mut words = T::Words::default();
         if laneid() == leader {
             words = f().to_words();
@@ -653,7 +661,7 @@ impl Warp {
     /// Runs `f` on the lowest live lane only (no result is shared).
     #[inline(always)]
     pub fn leader_only(&self, f: impl FnOnce()) {
-        if laneid() == self.shared().live.load().trailing_zeros() {
+        if laneid() == self.shared().leader.load() {
             f();
         }
     }
@@ -716,7 +724,13 @@ pub fn retire_lane() -> ! {
     // the block's (`abi::block_area_offset`).
     // SAFETY: initialised by `init_block`, alive for the whole kernel.
     if !unsafe { &*block_region() }.block_mode() || tid() < WARP_SIZE {
-        current_lane().shared().live.fetch_and(!(1 << laneid()));
+        let lane = current_lane();
+        let shared = lane.shared();
+        let bit = 1 << laneid();
+        let left = shared.live.fetch_and(!bit) & !bit;
+        // Lanes only ever leave `live`, so the lowest lane of the latest mask is the largest
+        // any retiring lane computes: the maximum is right when several retire at once.
+        shared.leader.store_max(left.trailing_zeros());
     }
     // SAFETY: `exit` ends only this thread.
     unsafe { asm!("exit;", options(noreturn)) }
