@@ -12,7 +12,7 @@
 //!
 //! * **Stashes** (warp-local, shared memory on the GPU). During a step lanes only *pop* ids
 //!   from `ready` and only *push* the warp's own finished ids onto `freed`, with one
-//!   warp-aggregated shared-memory atomic per group of lanes; no device memory is touched. At
+//!   shared-memory atomic per lane; no device memory is touched. At
 //!   the end of the step (after the warp barrier) `restock` moves `freed` into `ready` and,
 //!   when `ready` is below half full, tops it up from the ring below, then from fresh ids (a
 //!   block's scheduling warp, which takes back at most a few ids a step, has its leader move
@@ -240,11 +240,11 @@ pub(crate) fn alloc(lane: &LaneView) -> Option<u32> {
 #[inline]
 pub(crate) fn take_ready(lane: &LaneView) -> Option<u32> {
     let local = &lane.shared().pool;
-    let have = local.ready_len.fetch_add_warp(u32::MAX) as i32;
+    let have = local.ready_len.fetch_add(u32::MAX) as i32;
     if have <= 0 {
         return None;
     }
-    local.handed.fetch_add_warp(1);
+    local.handed.fetch_add(1);
     Some(local.ready[have as usize - 1].load())
 }
 
@@ -256,7 +256,7 @@ pub(crate) fn alloc_slow(lane: &LaneView) -> Option<u32> {
     let local = &lane.shared().pool;
     let id = take_unstashed(lane.region(), local, lane.warp);
     if id.is_some() {
-        local.handed.fetch_add_warp(1);
+        local.handed.fetch_add(1);
     }
     id
 }
@@ -359,7 +359,7 @@ pub(crate) fn free(lane: &LaneView, id: u32, order: Ordering) {
     let region = lane.region();
     if region.owner(id) == lane.warp {
         let local = &lane.shared().pool;
-        let at = local.freed_len.fetch_add_warp(1);
+        let at = local.freed_len.fetch_add(1);
         if at < STASH {
             local.freed[at as usize].store(id);
             return;

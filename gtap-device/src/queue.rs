@@ -7,9 +7,11 @@
 //! number of entries). Positions are free-running `u32` counters; entry = position & mask.
 //!
 //! * **Staging (during a step).** Lanes stage ids (new children, parents whose last child
-//!   finished) per queue with one warp-aggregated shared-memory add on `staged[q]`. The first
-//!   [`KEEP`] ids of a queue go to the warp's `keep[q]` area in shared memory; the rest go
-//!   straight into the ring at `tail + (k - KEEP)`. Staged ids are invisible to other warps.
+//!   finished) per queue with a shared-memory add on `staged[q]` (one per lane: the hardware's
+//!   same-address atomics cost less than electing a leader to add for the group,
+//!   bench/NOTES.md entry 58). The first [`KEEP`] ids of a queue go to the warp's `keep[q]`
+//!   area in shared memory; the rest go straight into the ring at `tail + (k - KEEP)`. Staged
+//!   ids are invisible to other warps.
 //! * **Fold (end of step, [`fold`]).** After a warp barrier the queue that received the most
 //!   ids hands its kept ids to the warp as the next batch: they never touch device memory. The
 //!   other queues' kept ids are copied into their rings behind the overflow. Then one
@@ -107,7 +109,7 @@ pub(crate) fn read(region: &Region, warp: u32, q: u32, pos: u32) -> u32 {
 #[inline]
 pub(crate) fn stage(lane: &LaneView, task: u32, q: u32) {
     let shared = lane.shared();
-    let k = shared.staged[q as usize].fetch_add_warp(1);
+    let k = shared.staged[q as usize].fetch_add(1);
     if k < KEEP {
         shared.keep[q as usize][k as usize].store(task);
         return;

@@ -251,12 +251,6 @@ impl LocalU32 {
     pub fn store_rmw(&self, v: u32) {
         self.store(v)
     }
-    /// [`LocalU32::fetch_add`]; on the GPU the lanes that call it together share one atomic.
-    /// Simulated lanes run one at a time, so here it is the plain add.
-    #[inline(always)]
-    pub fn fetch_add_warp(&self, v: u32) -> u32 {
-        self.fetch_add(v)
-    }
 }
 
 /// Release fence at GPU scope (the GPU's `fence.release.gpu`).
@@ -900,12 +894,12 @@ mod tests {
     }
 
     #[test]
-    fn warp_wide_fetch_add_hands_out_distinct_slots() {
+    fn adds_by_every_lane_hand_out_distinct_slots() {
         let launch = Launch::leak(geometry(1, 64, 2));
         let w = warp(launch, Some(3));
         w.scramble(batch(32));
         let counter = LocalU32::new(u32::MAX - 9);
-        let slots = w.each(Warp::splat(()), |_, ()| counter.fetch_add_warp(1));
+        let slots = w.each(Warp::splat(()), |_, ()| counter.fetch_add(1));
         let mut slots = slots.map(|s| s.wrapping_sub(u32::MAX - 9));
         slots.sort_unstable();
         assert_eq!(slots, core::array::from_fn(|i| i as u32));

@@ -264,35 +264,6 @@ impl LocalU32 {
     pub fn store_rmw(&self, v: u32) {
         self.swap(v);
     }
-    /// [`LocalU32::fetch_add`] by every lane that calls it at the same time, as one atomic: the
-    /// lanes that reach this call together on the same counter elect a leader, which adds
-    /// `v` once per lane; each lane gets the value it would have seen had the lanes added one
-    /// after another in lane order. Every lane of such a group must add the same `v`.
-    ///
-    /// One shared-memory atomic instead of up to 32 that the hardware would serialise.
-    #[inline(always)]
-    pub fn fetch_add_warp(&self, v: u32) -> u32 {
-        let addr = self.0.get() as u64;
-        let (active, group, below): (u32, u32, u32);
-        // SAFETY: reads the calling lane's active mask and lane mask (no memory access); every
-        // lane named in `active` executes the match, since no branch separates the two.
-        unsafe {
-            asm!("activemask.b32 {a};", a = out(reg32) active);
-            asm!("match.any.sync.b64 {g}, {x}, {m};", g = out(reg32) group, x = in(reg64) addr, m = in(reg32) active);
-            asm!("mov.u32 {l}, %lanemask_lt;", l = out(reg32) below, options(pure, nomem, nostack));
-        }
-        let leader = group.trailing_zeros();
-        let mut base = 0u32;
-        if laneid() == leader {
-            base = self.fetch_add(v.wrapping_mul(group.count_ones()));
-        }
-        let first: u32;
-        // SAFETY: every lane of `group` computed the same group and executes this shuffle.
-        unsafe {
-            asm!("shfl.sync.idx.b32 {d}, {b}, {s}, 31, {m};", d = out(reg32) first, b = in(reg32) base, s = in(reg32) leader, m = in(reg32) group)
-        };
-        first.wrapping_add(v.wrapping_mul((group & below).count_ones()))
-    }
 }
 
 /// Release fence at GPU scope: orders this thread's earlier accesses before its later writes.

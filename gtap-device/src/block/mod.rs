@@ -47,9 +47,8 @@
 //!    [`STOP_CHECK_STEPS`](crate::scheduler::STOP_CHECK_STEPS) steps), and its leader writes
 //!    the id into the block's shared state. Block barrier. Every thread reads the id.
 //! 2. **Poll.** Every thread polls its own frame once. Spawns allocate from the block's pool
-//!    stash and stage on the block's queues with the warp-aggregated shared-memory atomics of
-//!    thread mode (`atom.*.cta` reach every warp of a block), so 256 threads spawning at once
-//!    cost a few atomics per warp. Each thread adds the children it spawned to the block's sum
+//!    stash and stage on the block's queues with the shared-memory atomics of thread mode
+//!    (`atom.*.cta` reach every warp of a block). Each thread adds the children it spawned to the block's sum
 //!    and counts itself as returned or suspended. Nothing in a poll fences.
 //! 3. **Verdict.** Block barrier. The other warps go on to the next step's first barrier; the
 //!    scheduling warp's leader (thread 0) checks the collective wait and decides: finished
