@@ -356,7 +356,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     }
 
     /// Whether this step is a stop-check step, one in [`STOP_CHECK_STEPS`]: it reads the stop
-    /// word, publishes the worker's state, samples its live tasks and is timed
+    /// word, publishes the worker's state, samples its live tasks and, in thread mode, is timed
     /// (see [`Worker::time_polls`]).
     #[inline(always)]
     pub(crate) fn at_stop_check(&self) -> bool {
@@ -376,7 +376,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     /// warp's statistics (subtracted now, its end added by [`Worker::time_polls_ended`]), not
     /// in a register that every step would carry across the polls.
     #[inline(always)]
-    pub(crate) fn time_polls(&self, start: u64) {
+    fn time_polls(&self, start: u64) {
         self.count(|s| {
             let now = arch::clock();
             s.cycles_scheduling += TIMED_EVERY * now.wrapping_sub(start);
@@ -386,7 +386,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
 
     /// A timed step's polls ended: adds their end to the running cycles and returns it.
     #[inline(always)]
-    pub(crate) fn time_polls_ended(&self) -> u64 {
+    fn time_polls_ended(&self) -> u64 {
         let now = arch::clock();
         self.count(|s| s.cycles_running = s.cycles_running.wrapping_add(TIMED_EVERY * now));
         now
@@ -395,7 +395,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     /// Counts a step that ran `polled` polls; a timed step also counts the scheduling cycles
     /// since its polls `ended`.
     #[inline(always)]
-    pub(crate) fn count_step(&self, polled: u64, ended: Option<u64>) {
+    fn count_step(&self, polled: u64, ended: Option<u64>) {
         self.count(|s| {
             s.tasks += polled;
             s.steps += 1;

@@ -77,14 +77,15 @@ impl<'w> BlockWorker<'w> {
     pub(crate) fn run_as<R: BlockTask, const DETACH: bool>(mut self) {
         let mut idle_ns = 32;
         loop {
+            let start = arch::clock();
             match self.step_as::<R, DETACH>() {
                 Step::Worked => idle_ns = 32,
                 Step::Idle => {
-                    let start = arch::clock();
                     arch::backoff(idle_ns);
                     idle_ns = (idle_ns * 2).min(4096);
+                    let idle = arch::clock().wrapping_sub(start);
                     if let Some(s) = &self.scheduler {
-                        s.count(|st| st.cycles_idle += arch::clock().wrapping_sub(start));
+                        s.count(|st| st.cycles_idle += idle);
                     }
                 }
                 Step::Stopped => break,
@@ -119,18 +120,9 @@ impl<'w> BlockWorker<'w> {
             return Step::Stopped;
         }
         if task == IDLE {
-            if let Some(s) = &self.scheduler {
-                s.count(|st| st.cycles_idle += arch::clock().wrapping_sub(start));
-            }
             return Step::Idle;
         }
-        // As in thread mode, only the stop-check steps are timed, and a timed step keeps its
-        // polls' start in the statistics: no clock lives across the poll.
-        if let Some(s) = &self.scheduler
-            && s.at_stop_check()
-        {
-            s.time_polls(start);
-        }
+        let polls = arch::clock();
         if !arch::block_thread_retired() && !poll::<R>(task, shared) {
             // The task panicked on this thread (the launch is aborting): as a GPU thread exits
             // in the panic handler, this one takes no further part (on the GPU both calls
@@ -140,8 +132,8 @@ impl<'w> BlockWorker<'w> {
         // Orders every thread's writes of the poll before the scheduling warp's release fence
         // in the fold (see "Ordering" in the module docs).
         arch::block_barrier();
+        let ended = arch::clock();
         if let Some(s) = &mut self.scheduler {
-            let ended = s.at_stop_check().then(|| s.time_polls_ended());
             let warp = s.warp();
             let verdict = warp.leader(|| judge::<DETACH>(task, shared, view.threads));
             // The step's second test of the trace, after the poll: nothing of it (not even the
@@ -150,7 +142,13 @@ impl<'w> BlockWorker<'w> {
                 trace::after_block_poll(warp, verdict);
             }
             settle::<DETACH>(s, task, verdict);
-            s.count_step(1, ended);
+            let now = arch::clock();
+            s.count(|st| {
+                st.tasks += 1;
+                st.steps += 1;
+                st.cycles_running += ended.wrapping_sub(polls);
+                st.cycles_scheduling += polls.wrapping_sub(start) + now.wrapping_sub(ended);
+            });
         }
         Step::Worked
     }
