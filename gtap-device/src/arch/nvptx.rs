@@ -640,11 +640,11 @@ impl Warp {
     /// Whether `v` holds on any live lane (a warp vote).
     #[inline(always)]
     pub fn any(&self, v: Lanes<bool>) -> bool {
-        let live = self.shared().live.load();
         let r: u32;
-        // SAFETY: every live lane executes the vote with the same mask.
+        // SAFETY: every live lane executes the vote; as in `leader`'s shuffle, the mask names
+        // all 32 lanes and the vote waits only for those that have not exited.
         unsafe {
-            asm!("{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; vote.sync.any.pred q, p, {m}; selp.u32 {r}, 1, 0, q; }}", r = out(reg32) r, v = in(reg32) v as u32, m = in(reg32) live)
+            asm!("{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; vote.sync.any.pred q, p, 0xffffffff; selp.u32 {r}, 1, 0, q; }}", r = out(reg32) r, v = in(reg32) v as u32)
         };
         r != 0
     }
@@ -652,11 +652,11 @@ impl Warp {
     /// On how many live lanes `v` holds (a warp vote).
     #[inline(always)]
     pub fn count(&self, v: Lanes<bool>) -> u32 {
-        let live = self.shared().live.load();
         let r: u32;
-        // SAFETY: every live lane executes the vote with the same mask.
+        // SAFETY: every live lane executes the vote; as in `leader`'s shuffle, the mask names
+        // all 32 lanes and the vote waits only for those that have not exited.
         unsafe {
-            asm!("{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {r}, p, {m}; }}", r = out(reg32) r, v = in(reg32) v as u32, m = in(reg32) live)
+            asm!("{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {r}, p, 0xffffffff; }}", r = out(reg32) r, v = in(reg32) v as u32)
         };
         r.count_ones()
     }
