@@ -118,10 +118,10 @@ pub fn tree_work_block(block: &gtap::Block, nodes: gtap::Context<Nodes>, node: i
     }
 }
 
-/// Root kernel of [`tree_work_block`], blocks of [`BLOCK`] threads. At most 96 registers a
-/// thread: 10 blocks a multiprocessor instead of 8 (4 % faster on the H200; 80 and 64 spill
-/// enough to be slower, see `bench/NOTES.md`).
-#[gtap::kernel(block = 64, max_registers = 96)]
+/// Root kernel of [`tree_work_block`], blocks of [`BLOCK`] threads. At most 72 registers a
+/// thread: 14 blocks a multiprocessor instead of 10 at 96, 8.6 % faster on the H200 for 156
+/// bytes of spills (80: 6.3 % faster; `bench/NOTES.md` entry 60).
+#[gtap::kernel(block = 64, max_registers = 72)]
 pub fn tree_block_kernel(
     height: i32,
     mem_ops: i32,
