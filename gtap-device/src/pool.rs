@@ -12,9 +12,9 @@
 //!
 //! * **Stashes** (warp-local, shared memory on the GPU). During a step lanes only *pop* ids
 //!   from `ready` and only *push* the warp's own finished ids onto `freed`, with one
-//!   shared-memory atomic per lane; no device memory is touched. At
-//!   the end of the step (after the warp barrier) `restock` moves `freed` into `ready` and,
-//!   when `ready` is below half full, tops it up from the ring below, then from fresh ids (a
+//!   shared-memory atomic per lane; no device memory is touched. At the end of the step
+//!   (after the warp barrier) `restock` moves `freed` into `ready` and, when `ready` is below
+//!   half full, tops it up from the ring below, then from fresh ids (a
 //!   block's scheduling warp, which takes back at most a few ids a step, has its leader move
 //!   them alone when nothing else is needed: `restock_few`). A lane that finds `ready` empty
 //!   (or `freed` full) mid-step falls back to the ring directly. The counters may overshoot

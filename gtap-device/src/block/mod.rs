@@ -48,8 +48,8 @@
 //!    the id into the block's shared state. Block barrier. Every thread reads the id.
 //! 2. **Poll.** Every thread polls its own frame once. Spawns allocate from the block's pool
 //!    stash and stage on the block's queues with the shared-memory atomics of thread mode
-//!    (`atom.*.cta` reach every warp of a block). Each thread adds the children it spawned to the block's sum
-//!    and counts itself as returned or suspended. Nothing in a poll fences.
+//!    (`atom.*.cta` reach every warp of a block). Each thread adds the children it spawned to
+//!    the block's sum and counts itself as returned or suspended. Nothing in a poll fences.
 //! 3. **Verdict.** Block barrier. The other warps go on to the next step's first barrier; the
 //!    scheduling warp's leader (thread 0) checks the collective wait and decides: finished
 //!    (every thread returned, no children outstanding), completing (every thread returned,
