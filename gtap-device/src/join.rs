@@ -300,7 +300,7 @@ mod tests {
         }
         complete::<false>(&runner, done);
         assert_eq!(launch.error(), None);
-        let batch = queue::fold::<{ queue::KEEP }, false>(&runner, false);
+        let batch = queue::fold::<{ queue::KEEP }, 0, false>(&runner, false);
         assert_eq!(batch.len, 32, "the kept batch");
         assert_eq!(
             region.queue_meta(RUNNER, 1).count.load(Ordering::Relaxed),

@@ -86,6 +86,10 @@ pub trait Kernel: 'static {
     /// Threads per block of a block-mode kernel (`#[gtap::kernel(block = N)]`), which the host
     /// checks against the runtime's block size at launch; 0 for a thread-mode kernel.
     const BLOCK_SIZE: u32 = 0;
+    /// Queues per worker that the kernel is compiled for (`#[gtap::kernel(queues = N)]`),
+    /// which the host checks against the runtime's queue count at launch; 0 when the kernel
+    /// runs with any count.
+    const QUEUES: u32 = 0;
     /// Runs the kernel body on the host (the CPU executor calls this).
     #[cfg(not(target_arch = "nvptx64"))]
     fn run_cpu(launch: &LaunchParams, args: Self::Args) -> Self::Output;
@@ -94,7 +98,7 @@ pub trait Kernel: 'static {
 /// `entry!` in a thread-mode kernel: [`entry`], for thread-mode task functions only, with the
 /// launch's `context` (`()` without a `context(..)` clause), which the root must run in.
 #[inline(always)]
-pub fn entry_thread<T: ThreadTask + RunsIn<C>, C: Copy + 'static>(
+pub fn entry_thread<T: ThreadTask + RunsIn<C>, C: Copy + 'static, const Q: u32>(
     launch: &LaunchParams,
     site: &'static Site,
     args: T::Args,
@@ -103,13 +107,14 @@ pub fn entry_thread<T: ThreadTask + RunsIn<C>, C: Copy + 'static>(
 where
     T::Output: Copy,
 {
-    entry::<T, C>(launch, site, args, context)
+    entry::<T, C, Q>(launch, site, args, context)
 }
 
 /// `entry!` in a block-mode kernel: runs the task graph rooted at the block-mode task `T(args)`
-/// to completion, one task per block, and returns thread 0's result of the root.
+/// to completion, one task per block, and returns thread 0's result of the root. `Q` as in
+/// [`entry`].
 #[inline(always)]
-pub fn entry_block<T: BlockTask + RunsIn<C>, C: Copy + 'static>(
+pub fn entry_block<T: BlockTask + RunsIn<C>, C: Copy + 'static, const Q: u32>(
     launch: &LaunchParams,
     site: &'static Site,
     args: T::Args,
@@ -118,21 +123,28 @@ pub fn entry_block<T: BlockTask + RunsIn<C>, C: Copy + 'static>(
 where
     T::Output: Copy,
 {
+    const {
+        assert!(
+            Q as usize <= crate::abi::MAX_QUEUES,
+            "a kernel's `queues` is at most 16"
+        )
+    };
     #[cfg(target_arch = "nvptx64")]
     {
-        gpu::entry_block::<T, C>(launch, site, args, context)
+        gpu::entry_block::<T, C, Q>(launch, site, args, context)
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        crate::cpu::block::entry::<T, C>(launch, site, args, context)
+        crate::cpu::block::entry::<T, C, Q>(launch, site, args, context)
     }
 }
 
 /// `entry!`: runs the task graph rooted at `T(args)` to completion, with the launch context
 /// `context`, and returns the root's result. Every thread of the grid must call it (on the
-/// host: the CPU executor's thread).
+/// host: the CPU executor's thread). `Q` is the kernel's [`Kernel::QUEUES`]: its schedulers
+/// loop over that many queues, a constant, or over the launch's count when it is 0.
 #[inline(always)]
-pub fn entry<T: TaskFunction, C: Copy + 'static>(
+pub fn entry<T: TaskFunction, C: Copy + 'static, const Q: u32>(
     launch: &LaunchParams,
     site: &'static Site,
     args: T::Args,
@@ -141,13 +153,19 @@ pub fn entry<T: TaskFunction, C: Copy + 'static>(
 where
     T::Output: Copy,
 {
+    const {
+        assert!(
+            Q as usize <= crate::abi::MAX_QUEUES,
+            "a kernel's `queues` is at most 16"
+        )
+    };
     #[cfg(target_arch = "nvptx64")]
     {
-        gpu::entry::<T, C>(launch, site, args, context)
+        gpu::entry::<T, C, Q>(launch, site, args, context)
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        crate::cpu::entry::<T, C>(launch, site, args, context)
+        crate::cpu::entry::<T, C, Q>(launch, site, args, context)
     }
 }
 
@@ -155,12 +173,13 @@ where
 mod gpu {
     use super::*;
     use crate::arch::{self, Warp};
+    use crate::queue::KEEP;
     use crate::region::Region;
     use crate::scheduler::Worker;
     use crate::task::create_root;
 
     #[inline(always)]
-    pub(super) fn entry<T: TaskFunction, C: Copy + 'static>(
+    pub(super) fn entry<T: TaskFunction, C: Copy + 'static, const Q: u32>(
         launch: &LaunchParams,
         site: &'static Site,
         args: T::Args,
@@ -172,7 +191,7 @@ mod gpu {
         let region = Region::new(launch);
         arch::init_block(&region);
         let warp = Warp::current();
-        let mut worker = Worker::new(&warp);
+        let mut worker = Worker::<KEEP, Q>::new(&warp);
         // The kernel set or cleared the option in its copy of the launch parameters, so this
         // test is constant-folded: the kernel holds the scheduler of its own kind of launch.
         with_detach!(region.no_taskwait(), D => {
@@ -192,7 +211,7 @@ mod gpu {
     }
 
     #[inline(always)]
-    pub(super) fn entry_block<T: crate::task::BlockTask, C: Copy + 'static>(
+    pub(super) fn entry_block<T: crate::task::BlockTask, C: Copy + 'static, const Q: u32>(
         launch: &LaunchParams,
         site: &'static Site,
         args: T::Args,
@@ -205,7 +224,7 @@ mod gpu {
         arch::init_block_mode(&region);
         let warp = Warp::current();
         let schedules = arch::thread_index() < arch::WARP_SIZE;
-        let mut worker = crate::block::worker::BlockWorker::new(schedules.then_some(&warp));
+        let mut worker = crate::block::worker::BlockWorker::<Q>::new(schedules.then_some(&warp));
         // Constant-folded, as in `entry`.
         with_detach!(region.no_taskwait(), D => {
             if arch::block_index() == 0 {

@@ -105,12 +105,12 @@ fn fib_run(warps: u32, n: u32, at: u32) {
         .map(|w| {
             loom::thread::spawn(move || {
                 let warp = start(w);
-                Worker::new(&warp).run::<Fib>();
+                <Worker>::new(&warp).run::<Fib>();
             })
         })
         .collect();
     let warp = start(0);
-    let mut worker = Worker::new(&warp);
+    let mut worker = <Worker>::new(&warp);
     worker.start_root(|w| root_fib(w, n));
     worker.run::<Fib>();
     for t in others {
@@ -130,7 +130,7 @@ fn fib_tiny_run(n: u32) {
                 .stack_size(2 * TEST_STACK_BYTES as usize)
                 .spawn(move || {
                     let warp = Warp::new(launch.region(), w, None);
-                    let mut worker = Worker::new(&warp);
+                    let mut worker = <Worker>::new(&warp);
                     if w == 0 {
                         worker.start_root(|w| root_fib(w, n));
                     }
@@ -162,12 +162,12 @@ fn no_taskwait_run(warps: u32, depth: u32) {
         .map(|w| {
             loom::thread::spawn(move || {
                 let warp = Warp::new(launch.region(), w, None);
-                Worker::new(&warp).run::<Visit>();
+                <Worker>::new(&warp).run::<Visit>();
             })
         })
         .collect();
     let warp = Warp::new(launch.region(), 0, None);
-    let mut worker = Worker::new(&warp);
+    let mut worker = <Worker>::new(&warp);
     worker.start_root(|w| create_root::<Visit>(w, SITE, (depth, nodes), ()));
     worker.run::<Visit>();
     for t in others {

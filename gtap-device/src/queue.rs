@@ -89,6 +89,23 @@ pub(crate) fn published(region: &Region, w: u32) -> u32 {
 /// Victims a thief tries per idle step.
 const STEAL_TRIES: u32 = 4;
 
+/// How many queues each warp has, as the scheduler's loops over them see it: `Q` where the
+/// kernel fixes it (`#[gtap::kernel(queues = Q)]`, which the host checks against the launch's
+/// count before it runs), so that the compiler unrolls them and keeps their state in
+/// registers; the launch's count where `Q` is 0.
+#[inline(always)]
+pub(crate) fn count<const Q: u32>(region: &Region) -> u32 {
+    if Q == 0 {
+        region.num_queues
+    } else {
+        debug_assert_eq!(
+            Q, region.num_queues,
+            "kernel's queue count differs from the launch's"
+        );
+        Q
+    }
+}
+
 #[inline(always)]
 fn slot(region: &Region, warp: u32, q: u32, pos: u32) -> *mut u32 {
     // SAFETY: `pos % capacity` lies inside the ring of (warp, q).
@@ -166,11 +183,15 @@ pub(crate) fn take_overflow(region: &Region, shared: &WarpShared, max: u32) -> u
 /// view of its counts), or a random non-empty one in the deterministic executor's
 /// random-queue mode. Returns (queue, count).
 #[inline]
-fn pick(region: &Region, rng: &mut XorShift64, count: impl Fn(u32) -> u32) -> (u32, u32) {
+fn pick<const Q: u32>(
+    region: &Region,
+    rng: &mut XorShift64,
+    ids: impl Fn(u32) -> u32,
+) -> (u32, u32) {
     let random = region.random_queue();
     let (mut best, mut best_n, mut seen) = (0, 0, 0u32);
-    for q in 0..region.num_queues {
-        let c = count(q);
+    for q in 0..count::<Q>(region) {
+        let c = ids(q);
         if c == 0 {
             continue;
         }
@@ -189,8 +210,8 @@ fn pick(region: &Region, rng: &mut XorShift64, count: impl Fn(u32) -> u32) -> (u
 
 /// The queue of warp `warp` with the most published ids (device-memory reads): a thief's pick.
 #[inline]
-fn pick_victim_queue(region: &Region, warp: u32, rng: &mut XorShift64) -> (u32, u32) {
-    pick(region, rng, |q| {
+fn pick_victim_queue<const Q: u32>(region: &Region, warp: u32, rng: &mut XorShift64) -> (u32, u32) {
+    pick::<Q>(region, rng, |q| {
         region.queue_meta(warp, q).count.load(Ordering::Relaxed)
     })
 }
@@ -263,7 +284,7 @@ impl Broadcast for Claim {
 /// Leader: claims up to `max` ids (32 for a warp, 1 for a block) from the calling worker's own
 /// fullest queue, newest first.
 #[inline]
-pub(crate) fn pop_own(
+pub(crate) fn pop_own<const Q: u32>(
     region: &Region,
     shared: &WarpShared,
     me: u32,
@@ -271,7 +292,7 @@ pub(crate) fn pop_own(
     max: u32,
 ) -> Option<Claim> {
     loop {
-        let (q, c) = pick(region, rng, |q| shared.counts[q as usize].load());
+        let (q, c) = pick::<Q>(region, rng, |q| shared.counts[q as usize].load());
         if c == 0 {
             return None;
         }
@@ -353,7 +374,7 @@ pub(crate) fn pop_own_at(region: &Region, shared: &WarpShared, me: u32, q: u32, 
 /// Workers are every `stride`-th warp: every warp in thread mode (`stride` 1, a constant the
 /// division folds away), the first warp of each block in block mode (see [`crate::block`]).
 #[inline]
-pub(crate) fn try_steal(
+pub(crate) fn try_steal<const Q: u32>(
     region: &Region,
     me: u32,
     rng: &mut XorShift64,
@@ -369,7 +390,7 @@ pub(crate) fn try_steal(
         // A random index below workers - 1 by multiply-shift (no division).
         let v = ((rng.next_u64() as u32 as u64 * (workers as u64 - 1)) >> 32) as u32;
         let victim = (if v >= mine { v + 1 } else { v }) * stride;
-        let (q, c) = pick_victim_queue(region, victim, rng);
+        let (q, c) = pick_victim_queue::<Q>(region, victim, rng);
         if c == 0 {
             continue;
         }
@@ -429,14 +450,18 @@ pub(crate) struct Batch {
 /// the release fence even when nothing is published (finished tasks are about to notify their
 /// parents). A `no_taskwait` launch counts the folded ids among its live tasks before the
 /// fence (see "Kernels without waits" in [`crate::scheduler`]).
-pub(crate) fn fold<const KEPT: u32, const DETACH: bool>(warp: &Warp, release: bool) -> Batch {
+pub(crate) fn fold<const KEPT: u32, const Q: u32, const DETACH: bool>(
+    warp: &Warp,
+    release: bool,
+) -> Batch {
     const { assert!(KEPT >= 1 && KEPT <= KEEP) };
     let region = warp.region();
     let shared = warp.shared();
     let me = warp.id();
+    let queues = count::<Q>(region);
     // Every lane reads the staged counts and reaches the same plan.
     let (mut best, mut best_n, mut published) = (0u32, 0u32, 0u32);
-    for q in 0..region.num_queues {
+    for q in 0..queues {
         let s = shared.staged[q as usize].load();
         published += s;
         if s > best_n {
@@ -447,7 +472,7 @@ pub(crate) fn fold<const KEPT: u32, const DETACH: bool>(warp: &Warp, release: bo
     let keep = best_n.min(KEPT);
     published -= keep;
     let ids = warp.lanes(|lane| {
-        for q in 0..region.num_queues {
+        for q in 0..queues {
             let s = shared.staged[q as usize].load();
             // The batch's own ids stay in `keep`; with `KEPT < KEEP` the kept ids past it are
             // placed behind the queue's other staged ids. (Constant-folded for a warp.)
@@ -485,7 +510,7 @@ pub(crate) fn fold<const KEPT: u32, const DETACH: bool>(warp: &Warp, release: bo
     // past the ring's published end, over an entry already published.
     warp.sync();
     warp.leader_only(|| {
-        for q in 0..region.num_queues {
+        for q in 0..queues {
             let s = shared.staged[q as usize].load();
             if s == 0 {
                 continue;
@@ -535,9 +560,9 @@ pub(crate) fn fold<const KEPT: u32, const DETACH: bool>(warp: &Warp, release: bo
 /// when the joins staged nothing. Readers of `keep` ran after the warp barrier that ended the
 /// joins.
 #[inline]
-pub(crate) fn take_lone_staged(warp: &Warp) -> Batch {
+pub(crate) fn take_lone_staged<const Q: u32>(warp: &Warp) -> Batch {
     let (region, shared) = (warp.region(), warp.shared());
-    let q = warp.leader(|| shared.first_staged(region.num_queues).unwrap_or(NONE));
+    let q = warp.leader(|| shared.first_staged(count::<Q>(region)).unwrap_or(NONE));
     if q == NONE {
         return Batch {
             ids: Warp::splat(NONE),
@@ -615,7 +640,7 @@ mod tests {
             stage_on(&warp, 0, 100..140);
             // Before the fold nothing is published: staged ids are invisible to thieves.
             assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
-            let batch = fold::<KEEP, false>(&warp, false);
+            let batch = fold::<KEEP, 0, false>(&warp, false);
             assert_eq!((batch.len, batch.queue), (KEEP, 0));
             let kept: Vec<u32> = batch.ids.to_vec();
             assert_eq!(kept, (100..132).collect::<Vec<_>>(), "start {at}");
@@ -637,7 +662,7 @@ mod tests {
         let warp = Warp::new(region, 0, None);
         stage_on(&warp, 0, 10..13);
         stage_on(&warp, 1, 20..25);
-        let batch = fold::<KEEP, false>(&warp, false);
+        let batch = fold::<KEEP, 0, false>(&warp, false);
         assert_eq!((batch.len, batch.queue), (5, 1));
         assert_eq!(batch.ids[..5], [20, 21, 22, 23, 24]);
         assert!(batch.ids[5..].iter().all(|&id| id == NONE));
@@ -657,7 +682,7 @@ mod tests {
         let warp = Warp::new(region, 0, None);
         stage_on(&warp, 0, 0..40);
         stage_on(&warp, 1, 1000..1035);
-        let batch = fold::<KEEP, false>(&warp, false);
+        let batch = fold::<KEEP, 0, false>(&warp, false);
         assert_eq!((batch.len, batch.queue), (32, 0));
         assert_eq!(region.queue_meta(0, 1).count.load(Ordering::Relaxed), 35);
         let mut expected: Vec<u32> = (1032..1035).collect();
@@ -669,7 +694,7 @@ mod tests {
     fn an_empty_fold_hands_out_nothing() {
         let launch = Launch::leak(geometry(1, 64, 2));
         let warp = Warp::new(launch.region(), 0, None);
-        let batch = fold::<KEEP, false>(&warp, true);
+        let batch = fold::<KEEP, 0, false>(&warp, true);
         assert_eq!(batch.len, 0);
         assert!(batch.ids.iter().all(|&id| id == NONE));
     }
@@ -703,7 +728,7 @@ mod tests {
             let warp = Warp::new(region, 0, None);
             preset_positions(region, warp.shared(), 0, at);
             stage_on(&warp, 0, 0..63);
-            let batch = fold::<KEEP, false>(&warp, false);
+            let batch = fold::<KEEP, 0, false>(&warp, false);
             assert_eq!(
                 batch.ids.to_vec(),
                 (0..32).collect::<Vec<_>>(),
@@ -727,12 +752,12 @@ mod tests {
         let warp = Warp::new(region, 0, None);
         // 32 kept, 64 in the ring, 30 listed.
         stage_on(&warp, 1, 0..126);
-        let _ = fold::<KEEP, false>(&warp, false);
+        let _ = fold::<KEEP, 0, false>(&warp, false);
         assert_eq!(take_overflow(region, warp.shared(), KEEP), 30);
         assert_eq!(take_overflow(region, warp.shared(), KEEP), 0);
         stage_on(&warp, 0, 0..96);
         stage_on(&warp, 0, 96..128);
-        let _ = fold::<KEEP, false>(&warp, false);
+        let _ = fold::<KEEP, 0, false>(&warp, false);
         assert_eq!(
             take_overflow(region, warp.shared(), KEEP),
             32,
@@ -746,15 +771,16 @@ mod tests {
         let region = launch.region();
         let owner = Warp::new(region, 0, None);
         stage_on(&owner, 0, 0..64);
-        let _ = fold::<KEEP, false>(&owner, false);
+        let _ = fold::<KEEP, 0, false>(&owner, false);
         let mut rng = XorShift64::new(5);
-        let stolen = try_steal(region, 1, &mut rng, WARP_SIZE, 1).expect("32 ids are published");
+        let stolen =
+            try_steal::<0>(region, 1, &mut rng, WARP_SIZE, 1).expect("32 ids are published");
         assert_eq!(stolen, claim(0, 0, 32, 0));
         assert_eq!(ring_ids(region, 0, 0, 0, 32), (32..64).collect::<Vec<_>>());
         end_steal(region, 0, 0, 0, 32);
         // The owner last saw the ring full: what does not fit its view goes to the list ...
         stage_on(&owner, 0, 64..128);
-        let _ = fold::<KEEP, false>(&owner, false);
+        let _ = fold::<KEEP, 0, false>(&owner, false);
         assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
         assert_eq!(
             overflow_ids(region, owner.shared()),
@@ -762,7 +788,7 @@ mod tests {
         );
         // ... and that fold looked at `head` again: the ring is empty, 32 fit behind a batch.
         stage_on(&owner, 0, 0..64);
-        let _ = fold::<KEEP, false>(&owner, false);
+        let _ = fold::<KEEP, 0, false>(&owner, false);
         assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 32);
         assert_eq!(ring_ids(region, 0, 0, 32, 32), (32..64).collect::<Vec<_>>());
         assert_eq!(owner.shared().overflow.load(), NONE);
@@ -777,20 +803,20 @@ mod tests {
             let owner = Warp::new(region, 0, None);
             preset_positions(region, owner.shared(), 0, at);
             stage_on(&owner, 0, 0..100);
-            let _ = fold::<KEEP, false>(&owner, false);
+            let _ = fold::<KEEP, 0, false>(&owner, false);
             let mut rng = XorShift64::new(9);
             // 68 published at positions at..at + 68 (ids 32..100).
-            let own = pop_own(region, owner.shared(), 0, &mut rng, WARP_SIZE);
+            let own = pop_own::<0>(region, owner.shared(), 0, &mut rng, WARP_SIZE);
             assert_eq!(own, Some(claim(0, at.wrapping_add(36), 32, 0)));
             assert_eq!(
                 ring_ids(region, 0, 0, at.wrapping_add(36), 32),
                 (68..100).collect::<Vec<_>>()
             );
-            let stolen = try_steal(region, 1, &mut rng, WARP_SIZE, 1);
+            let stolen = try_steal::<0>(region, 1, &mut rng, WARP_SIZE, 1);
             assert_eq!(stolen, Some(claim(0, at, 32, 0)));
             assert_eq!(ring_ids(region, 0, 0, at, 32), (32..64).collect::<Vec<_>>());
             // While the thief holds the lock, other thieves pass this queue by.
-            assert_eq!(try_steal(region, 1, &mut rng, WARP_SIZE, 1), None);
+            assert_eq!(try_steal::<0>(region, 1, &mut rng, WARP_SIZE, 1), None);
             end_steal(region, 0, 0, at, 32);
             assert_eq!(region.queue_meta(0, 0).lock.load(Ordering::Relaxed), 0);
             // The four in the middle: a top-up claims at most what it asks for.
@@ -801,14 +827,14 @@ mod tests {
                     count: 3
                 }
             );
-            let own = pop_own(region, owner.shared(), 0, &mut rng, WARP_SIZE);
+            let own = pop_own::<0>(region, owner.shared(), 0, &mut rng, WARP_SIZE);
             assert_eq!(own, Some(claim(0, at.wrapping_add(32), 1, 0)));
             assert_eq!(read(region, 0, 0, at.wrapping_add(32)), 64);
             assert_eq!(
-                pop_own(region, owner.shared(), 0, &mut rng, WARP_SIZE),
+                pop_own::<0>(region, owner.shared(), 0, &mut rng, WARP_SIZE),
                 None
             );
-            assert_eq!(try_steal(region, 1, &mut rng, WARP_SIZE, 1), None);
+            assert_eq!(try_steal::<0>(region, 1, &mut rng, WARP_SIZE, 1), None);
             assert_eq!(pop_own_at(region, owner.shared(), 0, 0, 32), Span::EMPTY);
             assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
         }
@@ -819,9 +845,9 @@ mod tests {
         let launch = Launch::leak(geometry(1, 64, 1));
         let warp = Warp::new(launch.region(), 0, None);
         stage_on(&warp, 0, 0..40);
-        let _ = fold::<KEEP, false>(&warp, false);
+        let _ = fold::<KEEP, 0, false>(&warp, false);
         assert_eq!(
-            try_steal(launch.region(), 0, &mut XorShift64::new(3), WARP_SIZE, 1),
+            try_steal::<0>(launch.region(), 0, &mut XorShift64::new(3), WARP_SIZE, 1),
             None
         );
         assert_eq!(
@@ -842,7 +868,7 @@ mod tests {
             region.queue_meta(0, q).count.store(c, Ordering::Relaxed);
         }
         assert_eq!(
-            pick_victim_queue(region, 0, &mut XorShift64::new(1)),
+            pick_victim_queue::<0>(region, 0, &mut XorShift64::new(1)),
             (1, 7)
         );
     }
@@ -865,10 +891,10 @@ mod tests {
                 let at = u32::MAX - 1000;
                 preset_positions(region, warp.shared(), 0, at);
                 stage_on(&warp, 0, 0..IDS);
-                let _ = fold::<KEEP, false>(&warp, false);
+                let _ = fold::<KEEP, 0, false>(&warp, false);
                 let mut rng = XorShift64::new(11);
                 while claimed.load(Ordering::Relaxed) < published {
-                    if let Some(own) = pop_own(region, warp.shared(), 0, &mut rng, WARP_SIZE) {
+                    if let Some(own) = pop_own::<0>(region, warp.shared(), 0, &mut rng, WARP_SIZE) {
                         let Span { start, count: n } = own.span;
                         let got = ring_ids(region, 0, own.queue, start, n);
                         claimed.fetch_add(n, Ordering::Relaxed);
@@ -884,7 +910,8 @@ mod tests {
                         let region = launch.region();
                         let mut rng = XorShift64::new(17 + me as u64);
                         while claimed.load(Ordering::Relaxed) < published {
-                            if let Some(stolen) = try_steal(region, me, &mut rng, WARP_SIZE, 1) {
+                            if let Some(stolen) = try_steal::<0>(region, me, &mut rng, WARP_SIZE, 1)
+                            {
                                 let Claim {
                                     queue: q,
                                     span: Span { start, count: n },

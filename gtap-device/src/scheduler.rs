@@ -303,8 +303,9 @@ pub enum Step {
 
 /// A warp's scheduler (see *Workers* in the module docs): the thread-mode worker with batches of
 /// up to `BATCH` = [`KEEP`] tasks, and the scheduling half of a block-mode worker
-/// ([`crate::block`]), which runs one task at a time (`BATCH` = 1).
-pub struct Worker<'w, const BATCH: u32 = KEEP> {
+/// ([`crate::block`]), which runs one task at a time (`BATCH` = 1). `QUEUES` is the kernel's
+/// fixed queue count, 0 where the launch's count applies (see [`queue::count`]).
+pub struct Worker<'w, const BATCH: u32 = KEEP, const QUEUES: u32 = 0> {
     warp: &'w Warp,
     me: u32,
     pub(crate) batch: Batch,
@@ -315,7 +316,7 @@ pub struct Worker<'w, const BATCH: u32 = KEEP> {
     pub(crate) owed: u32,
 }
 
-impl<'w, const BATCH: u32> Worker<'w, BATCH> {
+impl<'w, const BATCH: u32, const QUEUES: u32> Worker<'w, BATCH, QUEUES> {
     /// The scheduler of `warp`.
     pub fn new(warp: &'w Warp) -> Self {
         let me = warp.id();
@@ -352,7 +353,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     pub(crate) fn start_root_as<const DETACH: bool>(&mut self, create: impl FnOnce(&Warp)) {
         create(self.warp);
         self.warp.sync();
-        self.batch = queue::fold::<BATCH, DETACH>(self.warp, false);
+        self.batch = queue::fold::<BATCH, QUEUES, DETACH>(self.warp, false);
     }
 
     /// Whether this step is a stop-check step, one in [`STOP_CHECK_STEPS`]: it reads the stop
@@ -443,7 +444,7 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     }
 }
 
-impl<'w> Worker<'w> {
+impl<'w, const QUEUES: u32> Worker<'w, KEEP, QUEUES> {
     /// Runs steps until the launch stops, backing off while idle, then records statistics.
     /// `R` is the kernel's root task function, dispatched without a call through a pointer.
     // The CPU executors choose at run time; a GPU kernel calls the `_as` form with its constant.
@@ -537,7 +538,7 @@ impl<'w> Worker<'w> {
         let any_finished = warp.any(finished);
         // Finished tasks notify their parents after the fold's fence; detached ones notify
         // nobody, and their frees and the live count release by themselves.
-        self.batch = queue::fold::<KEEP, DETACH>(warp, any_finished && !DETACH);
+        self.batch = queue::fold::<KEEP, QUEUES, DETACH>(warp, any_finished && !DETACH);
         if any_finished {
             join::complete::<DETACH>(warp, done);
             warp.sync();
@@ -578,7 +579,7 @@ impl<'w> Worker<'w> {
     }
 }
 
-impl<'w, const BATCH: u32> Worker<'w, BATCH> {
+impl<'w, const BATCH: u32, const QUEUES: u32> Worker<'w, BATCH, QUEUES> {
     /// Finds a batch: what the last step's joins staged, else the warp's overflow list, else
     /// its own fullest queue, else a steal. Whether it found one.
     #[inline(always)]
@@ -591,8 +592,8 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
     pub(crate) fn refill_from<const DETACH: bool>(&mut self) -> Found {
         let warp = self.warp;
         let region = warp.region();
-        if warp.shared().has_staged(region.num_queues) {
-            self.batch = queue::fold::<BATCH, DETACH>(warp, false);
+        if warp.shared().has_staged(queue::count::<QUEUES>(region)) {
+            self.batch = queue::fold::<BATCH, QUEUES, DETACH>(warp, false);
             return Found::Own;
         }
         if warp.shared().overflow.load() != NONE {
@@ -604,10 +605,11 @@ impl<'w, const BATCH: u32> Worker<'w, BATCH> {
             trace::search(warp);
         }
         let claim = warp.leader(|| {
-            if let Some(own) = queue::pop_own(region, warp.shared(), me, rng, BATCH) {
+            if let Some(own) = queue::pop_own::<QUEUES>(region, warp.shared(), me, rng, BATCH) {
                 return own;
             }
-            queue::try_steal(region, me, rng, BATCH, Self::stride(region)).unwrap_or(Claim::NOTHING)
+            queue::try_steal::<QUEUES>(region, me, rng, BATCH, Self::stride(region))
+                .unwrap_or(Claim::NOTHING)
         });
         let Claim {
             queue: q,
@@ -863,7 +865,7 @@ mod tests {
         let launch = Launch::leak(geometry(2, 64, 2));
         let region = launch.region();
         let warp = Warp::new(region, 1, None);
-        let mut worker = Worker::new(&warp);
+        let mut worker = <Worker>::new(&warp);
         // Nothing published anywhere, but the root has not finished: keep looking.
         assert_eq!(worker.step::<Fib>(), Step::Idle);
         assert_eq!(worker.step::<Fib>(), Step::Idle);
@@ -885,10 +887,10 @@ mod tests {
         };
         assert_eq!(status(0), (Some(WarpState::Starting), 0));
         let idle = Warp::new(rt, 1, None);
-        assert_eq!(Worker::new(&idle).step::<Fib>(), Step::Idle);
+        assert_eq!(<Worker>::new(&idle).step::<Fib>(), Step::Idle);
         assert_eq!(status(1), (Some(WarpState::Searching), 0));
         let warp = Warp::new(rt, 0, None);
-        let mut worker = Worker::new(&warp);
+        let mut worker = <Worker>::new(&warp);
         worker.start_root(|w| root_fib(w, 20));
         // The first step checks in before it runs anything.
         assert_eq!(worker.step::<Fib>(), Step::Worked);
@@ -906,7 +908,7 @@ mod tests {
         within(20, || {
             let launch = Launch::leak(geometry(1, 4096, 2));
             let warp = Warp::new(launch.region(), 0, None);
-            let mut worker = Worker::new(&warp);
+            let mut worker = <Worker>::new(&warp);
             worker.start_root(|w| root_fib(w, 24));
             for _ in 0..5 {
                 assert_eq!(worker.step::<Fib>(), Step::Worked);
@@ -937,7 +939,7 @@ mod tests {
                         let counts = [0, 1]
                             .map(|q| region.queue_meta(w.id(), q).count.load(Ordering::Relaxed));
                         let live = pool::live(region, &w.shared().pool, w.id());
-                        (live, counts, Worker::new(w).step::<Fib>())
+                        (live, counts, <Worker>::new(w).step::<Fib>())
                     })
                     .collect();
                 (result, ends)

@@ -622,7 +622,7 @@ mod tests {
         let launch = Launch::leak(geometry(1, 64, 2));
         let region = launch.region();
         let warp = Warp::new(region, 0, None);
-        let mut worker = Worker::new(&warp);
+        let mut worker = <Worker>::new(&warp);
         worker.start_root(|w| root_fib(w, 5));
         let root = region.task_id(0, 0);
         let h = header(region, root);
@@ -678,7 +678,7 @@ mod tests {
             let code = within(10, move || {
                 let launch = Launch::leak(geometry(1, 64, 2));
                 let warp = Warp::new(launch.region(), 0, None);
-                let mut worker = Worker::new(&warp);
+                let mut worker = <Worker>::new(&warp);
                 worker.start_root(|w| create_root::<SpawnOn>(w, SITE, (q,), ()));
                 while worker.step::<SpawnOn>() != Step::Stopped {}
                 (launch.error(), launch.region().control().aborted())
@@ -692,7 +692,7 @@ mod tests {
         let launch = Launch::leak(geometry(1, 64, 2));
         let result = within(10, move || {
             let warp = Warp::new(launch.region(), 0, None);
-            let mut worker = Worker::new(&warp);
+            let mut worker = <Worker>::new(&warp);
             worker.start_root(|w| create_root::<SpawnOn>(w, SITE, (1,), ()));
             while worker.step::<SpawnOn>() != Step::Stopped {}
             launch.fib_result()

@@ -58,7 +58,7 @@ impl Kernel for FibKernel {
     type Args = (u32,);
     type Output = u64;
     fn run_cpu(launch: &LaunchParams, (n,): (u32,)) -> u64 {
-        entry::<Fib, ()>(launch, &SITE, (n,), ())
+        entry::<Fib, (), 0>(launch, &SITE, (n,), ())
     }
 }
 

@@ -52,6 +52,19 @@ pub enum Error {
         /// The runtime's block size.
         runtime_block: u32,
     },
+    /// A kernel compiled for a queue count (`#[gtap::kernel(queues = N)]`) was launched on a
+    /// runtime with another.
+    #[error(
+        "kernel `{kernel}` is compiled for {kernel_queues} queue(s) per worker (`#[gtap::kernel(queues = {kernel_queues})]`), but this runtime has {runtime_queues}; create the runtime with `Config::new().num_queues({kernel_queues})`, or change or remove the kernel's `queues = ..`"
+    )]
+    QueueCountMismatch {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Its compile-time queue count.
+        kernel_queues: u32,
+        /// The runtime's queue count.
+        runtime_queues: u32,
+    },
     /// A block-mode kernel was launched on a runtime not sized for block-mode tasks.
     #[error(
         "kernel `{kernel}` is a block-mode kernel, but this runtime was not configured for block mode, so its task slots are too small for block-mode records; create it with `Config::new().block_mode().block_size({kernel_block})`"

@@ -184,9 +184,19 @@ impl Runtime {
     ///
     /// A block-mode kernel (`#[gtap::kernel(block = N)]`) needs a runtime configured with
     /// [`Config::block_mode`] and `block_size(N)`: otherwise [`Error::NotBlockMode`] or
-    /// [`Error::BlockSizeMismatch`], before anything runs.
+    /// [`Error::BlockSizeMismatch`], before anything runs. A kernel compiled for `N` queues
+    /// (`#[gtap::kernel(queues = N)]`) needs [`Config::num_queues`]`(N)`: otherwise
+    /// [`Error::QueueCountMismatch`].
     pub fn launch<K: Kernel>(&mut self, kernel: K, args: K::Args) -> Result<Launch<K::Output>> {
         let _ = kernel;
+        let runtime_queues = self.layout().geometry.num_queues;
+        if K::QUEUES != 0 && K::QUEUES != runtime_queues {
+            return Err(Error::QueueCountMismatch {
+                kernel: K::NAME,
+                kernel_queues: K::QUEUES,
+                runtime_queues,
+            });
+        }
         if K::BLOCK_SIZE != 0 {
             if !self.block_mode {
                 return Err(Error::NotBlockMode {

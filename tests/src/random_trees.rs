@@ -224,6 +224,23 @@ pub fn tree_u64_kernel(seed: u64, depth: u32, shape: u32, counter: SliceMut<u64>
     gtap::entry!(tree_u64(seed, depth, shape, counter))
 }
 
+/// Root of [`tree_u64`], compiled for runtimes of one queue (`queues = 1`).
+#[gtap::kernel(queues = 1)]
+pub fn tree_u64_one_queue_kernel(seed: u64, depth: u32, shape: u32, counter: SliceMut<u64>) -> u64 {
+    gtap::entry!(tree_u64(seed, depth, shape, counter))
+}
+
+/// Root of [`tree_u64`], compiled for runtimes of three queues (`queues = 3`).
+#[gtap::kernel(queues = 3)]
+pub fn tree_u64_three_queues_kernel(
+    seed: u64,
+    depth: u32,
+    shape: u32,
+    counter: SliceMut<u64>,
+) -> u64 {
+    gtap::entry!(tree_u64(seed, depth, shape, counter))
+}
+
 /// Root of [`tree_pair`].
 #[gtap::kernel]
 pub fn tree_pair_kernel(seed: u64, depth: u32, shape: u32, counter: SliceMut<u64>) -> (u32, u64) {

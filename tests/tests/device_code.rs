@@ -134,6 +134,8 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("shapes_kernel", &["shapes"]),
             ("flood_kernel", &["flood", "leaf"]),
             ("tree_u64_kernel", &["ping", "tree_u64"]),
+            ("tree_u64_one_queue_kernel", &["ping", "tree_u64"]),
+            ("tree_u64_three_queues_kernel", &["ping", "tree_u64"]),
             ("tree_pair_kernel", &["ping", "tree_pair"]),
             ("tree_u16_kernel", &["ping", "tree_u16"]),
             ("subsets_kernel", &["subsets"]),

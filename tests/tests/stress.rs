@@ -2,7 +2,8 @@
 //! one or two waits, queue choices for spawns and resumptions, detached children joined by the
 //! implicit wait, three result types) on the CPU executor, in its deterministic, parallel and
 //! work-first modes, with 1 to 4 queues and pools from roomy to too small, each compared with
-//! its sequential result. A pool too small for a tree runs the children it has no slot for
+//! its sequential result; with 1 or 3 queues, half the `u64` trees run on a kernel compiled
+//! for that count (`queues = N`). A pool too small for a tree runs the children it has no slot for
 //! inline, and a queue too small keeps the rest on its warp's overflow list: every tree
 //! completes, exactly.
 //! `GTAP_STRESS_CASES` sets the number of trees.
@@ -11,6 +12,7 @@ use gtap::math::XorShift64;
 use gtap_host::{Config, CpuMode, Error, Runtime};
 use gtap_tests::random_trees::{
     MAX_FANOUT, reference, shape, tree_pair_kernel, tree_u16_kernel, tree_u64_kernel,
+    tree_u64_one_queue_kernel, tree_u64_three_queues_kernel,
 };
 
 /// Trees per run unless `GTAP_STRESS_CASES` says otherwise.
@@ -81,7 +83,11 @@ fn launch(rt: &mut Runtime, case: &Case) -> Result<(u64, u64, u64), Error> {
     let args = (seed, depth, shape, counter.slice_mut());
     let (got, stats) = match case.kind {
         0 => {
-            let l = rt.launch(tree_u64_kernel, args)?;
+            let l = match (case.queues, seed % 2) {
+                (1, 1) => rt.launch(tree_u64_one_queue_kernel, args)?,
+                (3, 1) => rt.launch(tree_u64_three_queues_kernel, args)?,
+                _ => rt.launch(tree_u64_kernel, args)?,
+            };
             (l.result, l.stats)
         }
         1 => {
@@ -129,4 +135,26 @@ fn random_trees_match_their_sequential_results() {
         small * 10 >= cases,
         "a tenth of the trees must outgrow their pools, or the test checks little of inline runs"
     );
+}
+
+#[test]
+fn a_kernel_compiled_for_a_queue_count_refuses_a_runtime_of_another() {
+    let config = Config::new().num_queues(1);
+    let mut rt = Runtime::cpu(CpuMode::Deterministic { seed: 1 }, &config).expect("CPU runtime");
+    let mut counter = rt.alloc_filled(1, 0u64).expect("buffer");
+    let args = (7, 3, shape(2, 1), counter.slice_mut());
+    match rt.launch(tree_u64_three_queues_kernel, args) {
+        Err(
+            e @ Error::QueueCountMismatch {
+                kernel_queues: 3,
+                runtime_queues: 1,
+                ..
+            },
+        ) => assert!(e.to_string().contains("num_queues(3)"), "{e}"),
+        other => panic!("expected QueueCountMismatch, got {other:?}"),
+    }
+    let l = rt
+        .launch(tree_u64_one_queue_kernel, args)
+        .expect("the matching kernel runs");
+    assert_eq!(l.result, reference(7, 3, shape(2, 1)).sum);
 }

@@ -93,7 +93,7 @@ pub fn bfs_block(block: &gtap::Block, search: gtap::Context<Search>, v: i32) {
 /// instead of 20 (fewer re-visits and 20 % faster on the H200's R-MAT graph than at 96; 64
 /// spills more and is slower, see `bench/NOTES.md`). No task waits: `no_taskwait`, as GTaP
 /// builds it (`-DGTAP_ASSUME_NO_TASKWAIT`).
-#[gtap::kernel(block = 32, max_registers = 72, no_taskwait)]
+#[gtap::kernel(block = 32, max_registers = 72, no_taskwait, queues = 1)]
 pub fn bfs_block_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, source: i32) {
     depth.atomic_min(source as usize, 0);
     gtap::entry!(context(Search { row, col, depth }), bfs_block(source))
@@ -104,7 +104,7 @@ pub fn bfs_block_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, 
 /// memory in every lane (`bench/NOTES.md` entries 18 and 31: 64 spilled more once the
 /// scheduler's state stayed in registers, 72 is 6 % faster on the grid graph). No task
 /// waits: `no_taskwait`, as GTaP builds it (`-DGTAP_ASSUME_NO_TASKWAIT`).
-#[gtap::kernel(max_registers = 72, no_taskwait)]
+#[gtap::kernel(max_registers = 72, no_taskwait, queues = 1)]
 pub fn bfs_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, source: i32) {
     // Every thread runs this, as in GTaP's kernel; all store the same 0.
     depth.atomic_min(source as usize, 0);

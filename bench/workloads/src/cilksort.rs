@@ -245,7 +245,7 @@ fn halved(v: SliceMut<i32>) -> (SliceMut<i32>, SliceMut<i32>) {
 
 /// Root kernel of [`cilksort`]: sorts `data` (at most `u32::MAX` values) using `tmp` (as long).
 /// The host passes two distinct buffers that nothing else reaches during the launch.
-#[gtap::kernel]
+#[gtap::kernel(queues = 1)]
 pub fn cilksort_kernel(data: SliceMut<i32>, tmp: SliceMut<i32>) {
     gtap::entry!(cilksort(data, tmp))
 }

@@ -20,7 +20,7 @@ pub fn fib(n: i32) -> i32 {
 }
 
 /// Root kernel of [`fib`].
-#[gtap::kernel]
+#[gtap::kernel(queues = 1)]
 pub fn fib_kernel(n: i32) -> i32 {
     gtap::entry!(fib(n))
 }

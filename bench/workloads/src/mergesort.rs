@@ -110,7 +110,7 @@ pub fn mergesort_root(data: Part<i32>, buf: Part<i32>) {
 
 /// Root kernel of [`mergesort`]: sorts `data` (at most `i32::MAX` values) using `buf` (as
 /// long).
-#[gtap::kernel]
+#[gtap::kernel(queues = 1)]
 pub fn mergesort_kernel(data: SliceMut<i32>, buf: SliceMut<i32>) {
     // SAFETY: the host passes two distinct buffers and nothing else reaches them.
     let (data, buf) = unsafe { (data.claim(), buf.claim()) };

@@ -211,7 +211,7 @@ pub fn nq_join(n: i32, cutoff: i32, row: i32, column: u32, left: u32, right: u32
 }
 
 /// Root kernel of [`nq_join`]; `n` at most [`MAX_N`].
-#[gtap::kernel]
+#[gtap::kernel(queues = 1)]
 pub fn nq_join_kernel(n: i32, cutoff: i32) -> u32 {
     gtap::entry!(nq_join(n, cutoff, 0, 0, 0, 0))
 }

@@ -127,7 +127,7 @@ pub fn range_spmv_block(
 /// Root kernel of [`range_spmv_block`] over all `y.len()` rows. At most 56 registers a thread:
 /// with no shared memory lent to tasks, 9 blocks a multiprocessor (as many as its shared memory
 /// allows) instead of 7 at 72, for a kernel that waits on memory (see `bench/NOTES.md`).
-#[gtap::kernel(block = 128, max_registers = 56)]
+#[gtap::kernel(block = 128, max_registers = 56, queues = 1)]
 pub fn spmv_block_kernel(
     row_ptr: Slice<i32>,
     col: Slice<i32>,
@@ -146,7 +146,7 @@ pub fn spmv_block_kernel(
 }
 
 /// Root kernel of [`range_spmv`] over all `y.len()` rows (at most `i32::MAX`).
-#[gtap::kernel]
+#[gtap::kernel(queues = 1)]
 pub fn spmv_kernel(
     row_ptr: Slice<i32>,
     col: Slice<i32>,

@@ -78,7 +78,7 @@ pub fn tree_work(nodes: gtap::Context<Nodes>, node: i32, height: i32) {
 }
 
 /// Root kernel of [`tree_work`]; `out` holds `2^(height+1) - 1` values.
-#[gtap::kernel]
+#[gtap::kernel(queues = 1)]
 pub fn tree_kernel(
     height: i32,
     mem_ops: i32,
@@ -121,7 +121,7 @@ pub fn tree_work_block(block: &gtap::Block, nodes: gtap::Context<Nodes>, node: i
 /// Root kernel of [`tree_work_block`], blocks of [`BLOCK`] threads. At most 72 registers a
 /// thread: 14 blocks a multiprocessor instead of 10 at 96, 8.6 % faster on the H200 for 156
 /// bytes of spills (80: 6.3 % faster; `bench/NOTES.md` entry 60).
-#[gtap::kernel(block = 64, max_registers = 72)]
+#[gtap::kernel(block = 64, max_registers = 72, queues = 1)]
 pub fn tree_block_kernel(
     height: i32,
     mem_ops: i32,

@@ -28,14 +28,15 @@ const POLL_AGAIN: u32 = BlockPollEnd::PollAgain as u32;
 const DROPPED: u32 = BlockPollEnd::Dropped as u32;
 
 /// A block's worker. Every thread of the block runs one, in step; the threads of the block's
-/// first warp also hold the scheduling [`Worker`].
-pub struct BlockWorker<'w> {
-    scheduler: Option<Worker<'w, 1>>,
+/// first warp also hold the scheduling [`Worker`]. `QUEUES` is the kernel's fixed queue count,
+/// 0 where the launch's count applies (see [`queue::count`]).
+pub struct BlockWorker<'w, const QUEUES: u32 = 0> {
+    scheduler: Option<Worker<'w, 1, QUEUES>>,
     /// This thread's step count (the parity picks the task slot of [`BlockShared`]).
     steps: u32,
 }
 
-impl<'w> BlockWorker<'w> {
+impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
     /// The worker of the calling thread; `warp` is the block's first warp on the threads that
     /// schedule for the block (on the GPU the first warp's threads, in the CPU executor thread
     /// 0, which runs the simulated warp), `None` on the others.
@@ -107,7 +108,7 @@ impl<'w> BlockWorker<'w> {
         self.steps = self.steps.wrapping_add(1);
         let start = arch::clock();
         if let Some(s) = &mut self.scheduler {
-            let task = find::<DETACH>(s);
+            let task = find::<QUEUES, DETACH>(s);
             // The lowest live lane, not lane 0: on the GPU thread 0 exits when its task panics,
             // and the block must still see the `STOP` that ends the aborting launch.
             s.warp().leader_only(|| shared.task[slot].store(task));
@@ -141,7 +142,7 @@ impl<'w> BlockWorker<'w> {
             if warp.region().traced() {
                 trace::after_block_poll(warp, verdict);
             }
-            settle::<DETACH>(s, task, verdict);
+            settle::<QUEUES, DETACH>(s, task, verdict);
             let now = arch::clock();
             s.count(|st| {
                 st.tasks += 1;
@@ -155,7 +156,7 @@ impl<'w> BlockWorker<'w> {
 }
 
 /// Scheduling warp: the next task (or [`IDLE`], [`STOP`]).
-fn find<const DETACH: bool>(s: &mut Worker<'_, 1>) -> u32 {
+fn find<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>) -> u32 {
     let warp = s.warp();
     let region = warp.region();
     s.steps = s.steps.wrapping_add(1);
@@ -343,7 +344,7 @@ static UNKNOWN_WAIT: crate::task::Site = crate::task::Site {
 /// Scheduling warp, after the verdict: fold what the step staged (keeping one task for the next
 /// step), free a finished task and notify its parent, restock the pool. A task to poll again
 /// (a wait without children) is the next step's task.
-fn settle<const DETACH: bool>(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
+fn settle<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>, task: u32, verdict: u32) {
     let warp = s.warp();
     let region = warp.region();
     if verdict == POLL_AGAIN {
@@ -373,7 +374,7 @@ fn settle<const DETACH: bool>(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
         }
     });
     // As in thread mode, a detached task's finish needs no fence.
-    s.batch = queue::fold::<1, DETACH>(warp, finished && !DETACH);
+    s.batch = queue::fold::<1, Q, DETACH>(warp, finished && !DETACH);
     if finished {
         join::complete::<DETACH>(warp, done);
         warp.sync();
@@ -381,7 +382,7 @@ fn settle<const DETACH: bool>(s: &mut Worker<'_, 1>, task: u32, verdict: u32) {
             s.owed += 1;
         } else {
             // A parent this task resumed is the next task, with no second fold in the find.
-            s.batch = queue::take_lone_staged(warp);
+            s.batch = queue::take_lone_staged::<Q>(warp);
         }
     }
     s.restock();

@@ -72,7 +72,7 @@ pub(crate) struct Retired;
 const BLOCK_THREAD_STACK: usize = SCHEDULER_STACK_BYTES;
 
 /// `entry!` in a block-mode kernel on the host.
-pub(crate) fn entry<T: BlockTask, C: Copy + 'static>(
+pub(crate) fn entry<T: BlockTask, C: Copy + 'static, const Q: u32>(
     launch: &LaunchParams,
     site: &'static Site,
     args: T::Args,
@@ -116,7 +116,9 @@ where
                         let root = root.map(Handed::into_inner);
                         // SAFETY: the region, block and baton outlive this scoped thread.
                         let (region, sim, baton) = unsafe { (&*region.0, &*sim.0, &*baton.0) };
-                        thread::<T, _>(region, sim, b as u32, t as u32, baton, member, site, root);
+                        thread::<T, _, Q>(
+                            region, sim, b as u32, t as u32, baton, member, site, root,
+                        );
                     })
                     .unwrap_or_else(|e| panic!("gtap: cannot start a CPU block thread: {e}"));
                 handles.push(handle);
@@ -137,7 +139,7 @@ where
 /// Simulated thread `t` of block `b`: a block worker, to the end of the launch; `root` holds
 /// the root's arguments and the launch's context on the thread that creates the root.
 #[allow(clippy::too_many_arguments)]
-fn thread<T: BlockTask, C: Copy>(
+fn thread<T: BlockTask, C: Copy, const Q: u32>(
     region: &Region,
     sim: &SimBlock,
     b: u32,
@@ -177,7 +179,7 @@ fn thread<T: BlockTask, C: Copy>(
     );
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         baton.wait_turn(member);
-        let mut worker = BlockWorker::new((t == 0).then_some(&sim.warp));
+        let mut worker = BlockWorker::<Q>::new((t == 0).then_some(&sim.warp));
         if let Some((args, context)) = root {
             worker.start_root(|w| crate::block::task::create_root::<T>(w, site, args, context));
         }

@@ -45,6 +45,7 @@ use crate::abi::{
 use crate::arch::Warp;
 use crate::error::{Failure, Place, raise_at};
 use crate::math::XorShift64;
+use crate::queue::KEEP;
 use crate::region::Region;
 use crate::scheduler::{Control, Step, Worker};
 use crate::task::{Site, TaskFunction, create_root};
@@ -455,7 +456,7 @@ fn join(handle: std::thread::ScopedJoinHandle<'_, ()>) {
 const STALL_ROUNDS: u64 = 10_000;
 
 /// `entry!` on the host.
-pub(crate) fn entry<T: TaskFunction, C: Copy + 'static>(
+pub(crate) fn entry<T: TaskFunction, C: Copy + 'static, const Q: u32>(
     launch: &LaunchParams,
     site: &'static Site,
     args: T::Args,
@@ -481,11 +482,11 @@ where
                 join(on_worker_thread(s, &region, move || {
                     let (shared, root) = (shared, root.into_inner());
                     // SAFETY: the view outlives the scope (see `Shared`).
-                    deterministic::<T>(unsafe { &*shared.0 }, seed, root)
+                    deterministic::<T, Q>(unsafe { &*shared.0 }, seed, root)
                 }))
             })
         }
-        Mode::Parallel => parallel::<T>(&region, &mut root_once::<T>(site, args, context)),
+        Mode::Parallel => parallel::<T, Q>(&region, &mut root_once::<T>(site, args, context)),
     }
     if region.control().aborted() {
         std::panic::resume_unwind(Box::new(Aborted));
@@ -509,13 +510,17 @@ fn root_once<T: TaskFunction>(
     }
 }
 
-fn deterministic<T: TaskFunction>(region: &Region, seed: u64, root: &mut dyn FnMut(&Warp)) {
+fn deterministic<T: TaskFunction, const Q: u32>(
+    region: &Region,
+    seed: u64,
+    root: &mut dyn FnMut(&Warp),
+) {
     let n = region.warps as usize;
     let mix = |w: usize| (seed ^ (w as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1;
     let warps: Vec<Warp> = (0..n)
         .map(|w| Warp::new(region, w as u32, Some(mix(w))))
         .collect();
-    let mut workers: Vec<Worker<'_>> = warps.iter().map(Worker::new).collect();
+    let mut workers: Vec<Worker<'_, KEEP, Q>> = warps.iter().map(Worker::new).collect();
     workers[0].start_root(|w| root(w));
     let mut rng = XorShift64::new(mix(n));
     let mut idle = 0u64;
@@ -557,7 +562,7 @@ unsafe impl Send for Shared {}
 // SAFETY: as above.
 unsafe impl Sync for Shared {}
 
-fn parallel<T: TaskFunction>(region: &Region, root: &mut dyn FnMut(&Warp)) {
+fn parallel<T: TaskFunction, const Q: u32>(region: &Region, root: &mut dyn FnMut(&Warp)) {
     let root = Handed(root);
     let shared = Shared(region);
     std::thread::scope(|s| {
@@ -566,14 +571,14 @@ fn parallel<T: TaskFunction>(region: &Region, root: &mut dyn FnMut(&Warp)) {
                 on_worker_thread(s, region, move || {
                     let shared = shared;
                     let warp = Warp::new(shared.0, w, None);
-                    Worker::new(&warp).run::<T>();
+                    Worker::<KEEP, Q>::new(&warp).run::<T>();
                 })
             })
             .collect();
         join(on_worker_thread(s, region, move || {
             let (shared, root) = (shared, root.into_inner());
             let warp = Warp::new(shared.0, 0, None);
-            let mut worker = Worker::new(&warp);
+            let mut worker = Worker::<KEEP, Q>::new(&warp);
             worker.start_root(|w| root(w));
             worker.run::<T>();
         }));
@@ -602,7 +607,7 @@ mod tests {
         type Args = (u32,);
         type Output = u64;
         fn run_cpu(launch: &LaunchParams, args: (u32,)) -> u64 {
-            crate::kernel::entry::<Fib, ()>(launch, &SITE, args, ())
+            crate::kernel::entry::<Fib, (), 0>(launch, &SITE, args, ())
         }
     }
 
@@ -629,7 +634,7 @@ mod tests {
         type Args = ();
         type Output = u64;
         fn run_cpu(launch: &LaunchParams, (): ()) -> u64 {
-            crate::kernel::entry::<Park, ()>(launch, &SITE, (), ())
+            crate::kernel::entry::<Park, (), 0>(launch, &SITE, (), ())
         }
     }
 
@@ -656,7 +661,7 @@ mod tests {
         type Args = ();
         type Output = [u64; 64];
         fn run_cpu(launch: &LaunchParams, (): ()) -> [u64; 64] {
-            crate::kernel::entry::<Wide, ()>(launch, &SITE, (), ())
+            crate::kernel::entry::<Wide, (), 0>(launch, &SITE, (), ())
         }
     }
 
@@ -708,7 +713,7 @@ mod tests {
         type Args = ();
         type Output = u64;
         fn run_cpu(launch: &LaunchParams, (): ()) -> u64 {
-            crate::kernel::entry::<Spin, ()>(launch, &SITE, (), ())
+            crate::kernel::entry::<Spin, (), 0>(launch, &SITE, (), ())
         }
     }
 

@@ -9,7 +9,8 @@
 //!   the host.
 //!
 //! A block-mode kernel (`#[gtap::kernel(block = N)]`) also sets `Kernel::BLOCK_SIZE = N`, which
-//! the host checks against the runtime's block size at launch. `max_registers = R` exports, on
+//! the host checks against the runtime's block size at launch; `queues = N` likewise sets
+//! `Kernel::QUEUES = N` (and `entry!` passes `N` to the runtime, see `lower`). `max_registers = R` exports, on
 //! the GPU, the `u32` `__gtap_maxnreg_NAME = R`, from which `gtap-builder` gives the kernel's
 //! PTX entry the directive `.maxnreg R`.
 //!
@@ -46,6 +47,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         mode,
         max_registers,
         no_taskwait,
+        queues,
         ..
     } = lowered;
     let errors = diags.to_compile_errors();
@@ -68,7 +70,14 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         };
     };
     let host_body = quote!({ #options #host_body });
-    let host = host(&sig, &launch, &host_body, diags.has_errors(), threads);
+    let host = host(
+        &sig,
+        &launch,
+        &host_body,
+        diags.has_errors(),
+        threads,
+        queues,
+    );
     // A block-mode kernel's block size, constant on the GPU.
     let block_size = (threads != 0).then(|| {
         quote! {
@@ -91,6 +100,7 @@ fn host(
     body: &TokenStream,
     errors: bool,
     threads: u32,
+    queues: u32,
 ) -> TokenStream {
     let Signature {
         vis,
@@ -131,6 +141,7 @@ fn host(
         impl ::gtap::__private::Kernel for #name {
             const NAME: &'static str = #name_str;
             const BLOCK_SIZE: u32 = #threads;
+            const QUEUES: u32 = #queues;
             type Args = #args;
             type Output = #output;
             #(#codegen)*

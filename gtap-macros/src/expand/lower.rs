@@ -7,8 +7,9 @@
 //! * `taskwait!([queue(Q)])` →
 //!   `{ ::gtap::__private::prepare_wait(SITE, QUEUE); ::gtap::__private::Suspend.await; }`
 //! * `entry!([context(VALUE),] [DST =] PATH(ARGS))` →
-//!   `[DST =] ::gtap::__private::entry_thread::<PATH, _>(LAUNCH, SITE, (ARGS,), VALUE)`, or
-//!   `entry_thread::<PATH, ()>(LAUNCH, SITE, (ARGS,), ())` without a context clause
+//!   `[DST =] ::gtap::__private::entry_thread::<PATH, _, QUEUES>(LAUNCH, SITE, (ARGS,), VALUE)`,
+//!   or `entry_thread::<PATH, (), QUEUES>(LAUNCH, SITE, (ARGS,), ())` without a context clause,
+//!   `QUEUES` being the kernel's `queues = N` (0 without it)
 //!
 //! In block-mode code (`#[gtap::function(block)]`, `#[gtap::kernel(block = N)]`) the same with
 //! `spawn_block`, `prepare_wait_block` and `entry_block`. The `_thread` and `_block` forms bound
@@ -103,8 +104,15 @@ pub(crate) fn wait(site: &Site, queue_index: Option<&Expr>, block: bool) -> Toke
     })
 }
 
-/// The expansion of a checked `entry!`; `launch` is the kernel's `&LaunchParams`.
-pub(crate) fn entry(site: &Site, launch: &Ident, entry: &Entry, block: bool) -> TokenStream {
+/// The expansion of a checked `entry!`; `launch` is the kernel's `&LaunchParams`, `queues` its
+/// fixed queue count (0: any).
+pub(crate) fn entry(
+    site: &Site,
+    launch: &Ident,
+    entry: &Entry,
+    block: bool,
+    queues: u32,
+) -> TokenStream {
     let target = target(&entry.call);
     let args = args_tuple(&entry.call);
     let f = if block {
@@ -119,8 +127,9 @@ pub(crate) fn entry(site: &Site, launch: &Ident, entry: &Entry, block: bool) -> 
         Some(value) => (quote!(_), value.to_token_stream()),
         None => (quote!(()), quote!(())),
     };
-    let call =
-        quote!(::gtap::__private::#f::<#target, #context_type>(#launch, #site, #args, #context));
+    let call = quote!(::gtap::__private::#f::<#target, #context_type, #queues>(
+        #launch, #site, #args, #context
+    ));
     match &entry.dst {
         Some(d) => quote!(#d = #call),
         None => call,

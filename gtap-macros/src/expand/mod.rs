@@ -36,6 +36,8 @@ pub(crate) struct Lowered {
     pub max_registers: Option<u32>,
     /// A kernel's `no_taskwait`.
     pub no_taskwait: bool,
+    /// A kernel's `queues = N`, 0 without it.
+    pub queues: u32,
     /// A block-mode task function's first parameter (the `&gtap::Block`), taken out of the
     /// signature: the body binds it, `task!` does not pass it.
     pub block_param: Option<(Pat, syn::Type)>,
@@ -109,6 +111,7 @@ pub(crate) fn lower_item(
         known: &known,
         launch: &launch,
         block_mode: mode.is_block(),
+        queues: attr.queues.unwrap_or(0),
         context: &context,
     };
     let spawned = dispatch::collect(&sig.name, &block);
@@ -122,6 +125,7 @@ pub(crate) fn lower_item(
         mode,
         max_registers: attr.max_registers,
         no_taskwait: attr.no_taskwait,
+        queues: attr.queues.unwrap_or(0),
         block_param,
         context_param,
         rebind,

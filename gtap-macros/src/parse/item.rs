@@ -64,20 +64,27 @@ pub(crate) struct Attr {
     /// A kernel's `no_taskwait`: none of its tasks waits, so each finishes when it returns and
     /// the launch when no task is left.
     pub(crate) no_taskwait: bool,
+    /// A kernel's `queues = N`: the queue count its schedulers are compiled for.
+    pub(crate) queues: Option<u32>,
 }
 
 /// The fewest and the most registers per thread `max_registers` accepts (PTX's `.maxnreg`;
 /// the hardware's maximum is 255).
 const REGISTERS: core::ops::RangeInclusive<u32> = 16..=255;
 
+/// The queue counts `queues = N` accepts: those a runtime can be configured with
+/// (`gtap_device::abi::MAX_QUEUES`; `entry!` asserts the same bound at compile time).
+const QUEUES: core::ops::RangeInclusive<u32> = 1..=16;
+
 /// Parses the attribute's arguments: nothing (thread mode), `block` (a block-mode task
 /// function); for a kernel, `block = N` (a block-mode kernel of `N` threads per block),
-/// `max_registers = R` and `no_taskwait`, in any order.
+/// `max_registers = R`, `queues = N` and `no_taskwait`, in any order.
 fn parse_attr(kind: FnKind, attr: TokenStream, diags: &mut Diagnostics) -> Attr {
     let mut out = Attr {
         mode: Mode::Thread,
         max_registers: None,
         no_taskwait: false,
+        queues: None,
     };
     if attr.is_empty() {
         return out;
@@ -87,7 +94,7 @@ fn parse_attr(kind: FnKind, attr: TokenStream, diags: &mut Diagnostics) -> Attr 
             "`#[gtap::function]` takes no argument, or `block` (`#[gtap::function(block)]`) for a block-mode task function"
         }
         FnKind::Kernel => {
-            "`#[gtap::kernel]` takes no argument, `block = N` (`#[gtap::kernel(block = 256)]`) for a block-mode kernel of N threads per block, `max_registers = R` to cap its registers per thread, or `no_taskwait` when none of its tasks waits"
+            "`#[gtap::kernel]` takes no argument, `block = N` (`#[gtap::kernel(block = 256)]`) for a block-mode kernel of N threads per block, `max_registers = R` to cap its registers per thread, `queues = N` to compile it for N queues per worker, or `no_taskwait` when none of its tasks waits"
         }
     };
     let metas = match Punctuated::<syn::Meta, Token![,]>::parse_terminated.parse2(attr.clone()) {
@@ -143,6 +150,24 @@ fn parse_attr(kind: FnKind, attr: TokenStream, diags: &mut Diagnostics) -> Attr 
                                 REGISTERS.end()
                             ),
                             "write e.g. `#[gtap::kernel(max_registers = 96)]`",
+                        ),
+                    ),
+                }
+            }
+            (FnKind::Kernel, syn::Meta::NameValue(nv), Some("queues")) => {
+                match int_literal(&nv.value).filter(|n| QUEUES.contains(n)) {
+                    Some(n) => out.queues = Some(n),
+                    None => diags.spanned(
+                        &nv.value,
+                        with_help(
+                            format!(
+                                "`queues` must be an integer literal from {} to {}: the queues \
+                                 per worker of the runtimes that launch the kernel",
+                                QUEUES.start(),
+                                QUEUES.end()
+                            ),
+                            "write e.g. `#[gtap::kernel(queues = 1)]` for a runtime of \
+                             `Config::new().num_queues(1)`, the default",
                         ),
                     ),
                 }

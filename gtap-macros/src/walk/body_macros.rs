@@ -259,6 +259,7 @@ impl Walker<'_, '_> {
             self.body.launch,
             &entry,
             self.body.block_mode,
+            self.body.queues,
         ))
     }
 

@@ -39,6 +39,8 @@ pub(crate) struct Body<'a> {
     pub(crate) launch: &'a Ident,
     /// Block mode: `task!`, `taskwait!` and `entry!` lower to their block-mode forms.
     pub(crate) block_mode: bool,
+    /// A kernel's `queues = N` (0 without it), which `entry!` passes to the runtime.
+    pub(crate) queues: u32,
     /// A task function's launch-context type (`()` without a `gtap::Context` parameter), which
     /// the children it spawns must run in.
     pub(crate) context: &'a TokenStream,

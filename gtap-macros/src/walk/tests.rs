@@ -15,6 +15,7 @@ fn lowered(body: TokenStream) -> (String, Option<String>) {
     let context = quote!(());
     let body = Body {
         block_mode: false,
+        queues: 0,
         context: &context,
         kind: FnKind::Task,
         name: &name,

@@ -51,7 +51,8 @@ fn bodies_kernel(n: u32) -> u64 {
     gtap::entry!(bodies(n))
 }
 
-#[gtap::kernel]
+// Compiled for the two queues of `cpu::run`'s runtimes: `queue(9)` is still refused.
+#[gtap::kernel(queues = 2)]
 fn bad_queue_kernel(n: u32) -> u64 {
     gtap::entry!(bad_queue(n))
 }

@@ -72,7 +72,7 @@ pub fn helpers(block: &gtap::Block, seed: u64) -> u64 {
     block.min(ok as u64) * 1_000_000 + block.sum(squares)
 }
 
-#[gtap::kernel(block = 32)]
+#[gtap::kernel(block = 32, queues = 2)]
 pub fn nodes_kernel(height: u32) -> u64 {
     gtap::entry!(nodes(height))
 }

@@ -129,7 +129,7 @@ pub fn cilksort_parts_root(data: Part<i32>, tmp: Part<i32>) {
 
 /// Root kernel of [`cilksort_parts`]: sorts `data` (at most `u32::MAX` values) using `tmp` (as
 /// long).
-#[gtap::kernel]
+#[gtap::kernel(queues = 1)]
 pub fn cilksort_parts_kernel(data: SliceMut<i32>, tmp: SliceMut<i32>) {
     // SAFETY: the host passes two distinct buffers and nothing else reaches them.
     let (data, tmp) = unsafe { (data.claim(), tmp.claim()) };
