@@ -145,8 +145,9 @@ pub fn spmv_block_kernel(
     gtap::entry!(context(product), range_spmv_block(0, y.len() as i32))
 }
 
-/// Root kernel of [`range_spmv`] over all `y.len()` rows (at most `i32::MAX`).
-#[gtap::kernel(queues = 1)]
+/// Root kernel of [`range_spmv`] over all `y.len()` rows (at most `i32::MAX`). It runs with one
+/// queue but is compiled for any count: `queues = 1` made it 4 % slower (`bench/NOTES.md`).
+#[gtap::kernel]
 pub fn spmv_kernel(
     row_ptr: Slice<i32>,
     col: Slice<i32>,
