@@ -245,7 +245,7 @@ fn halved(v: SliceMut<i32>) -> (SliceMut<i32>, SliceMut<i32>) {
 
 /// Root kernel of [`cilksort`]: sorts `data` (at most `u32::MAX` values) using `tmp` (as long).
 /// The host passes two distinct buffers that nothing else reaches during the launch. Compiled
-/// for any queue count, as `queues = 1` measured slower (`bench/NOTES.md`).
+/// for any queue count: `queues = 1` measured no faster (`bench/NOTES.md`).
 #[gtap::kernel]
 pub fn cilksort_kernel(data: SliceMut<i32>, tmp: SliceMut<i32>) {
     gtap::entry!(cilksort(data, tmp))
