@@ -84,7 +84,8 @@ pub struct LaneView {
     pub(crate) region: *const Region,
     /// The lane's global warp index (its pool and queues).
     pub(crate) warp: u32,
-    /// The thread's scratch memory.
+    /// The thread's scratch memory: null for a block-mode thread on the host, which has none;
+    /// read it through `arch::lane_scratch`, which knows block mode on the GPU too.
     pub(crate) scratch: *mut Scratch,
 }
 

@@ -34,10 +34,15 @@ use crate::lane::{SCRATCH, Scratch};
 /// ```
 ///
 /// # Panics
-/// If called again inside `f` (the memory is already lent).
+/// If called again inside `f` (the memory is already lent), or by a block-mode task: block mode
+/// has no per-thread scratch memory (its tasks borrow the block's with `Block::shared`).
 #[inline]
+#[track_caller]
 pub fn scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     let lane = arch::current_lane();
+    let Some(memory) = arch::lane_scratch(&lane) else {
+        panic!("gtap::thread::scratch in a block-mode task, which has none: use block.shared(..)");
+    };
     // SAFETY: the calling lane owns its context; the borrow ends before `f` runs.
     let flags = unsafe { &mut lane.ctx().flags };
     assert!(
@@ -47,7 +52,7 @@ pub fn scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     *flags |= SCRATCH;
     // SAFETY: the scratch memory belongs to this thread and is lent to `f` alone (the flag above
     // stops a nested call); it is separate from the lane context that `task!` uses inside `f`.
-    let r = f(unsafe { &mut *lane.scratch });
+    let r = f(unsafe { &mut *memory });
     // SAFETY: as above.
     unsafe { lane.ctx() }.flags &= !SCRATCH;
     r

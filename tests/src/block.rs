@@ -225,3 +225,15 @@ pub fn helpers_seq(depth: u32, salt: u32, threads: u32) -> u64 {
         ^ 1u64.rotate_left(40)
         ^ below.wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
+
+/// A block-mode task asking for thread-mode scratch memory, which block mode does not have.
+#[gtap::function(block)]
+pub fn wants_scratch(block: &gtap::Block) -> u32 {
+    gtap::thread::scratch(|s| s[0]) + block.thread_index()
+}
+
+/// Root of [`wants_scratch`].
+#[gtap::kernel(block = 64)]
+pub fn wants_scratch_kernel() -> u32 {
+    gtap::entry!(wants_scratch())
+}

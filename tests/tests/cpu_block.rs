@@ -254,3 +254,21 @@ fn a_block_kernel_needs_a_block_mode_runtime_of_its_block_size() {
         other => panic!("expected NotBlockMode, got {other:?}"),
     }
 }
+
+#[test]
+fn thread_scratch_in_a_block_mode_task_is_a_typed_panic() {
+    use gtap_host::{DeviceErrorKind, Error};
+    use gtap_tests::block::{BLOCK, helpers_kernel, helpers_seq, wants_scratch_kernel};
+    let mut rt = deterministic(1, 1, BLOCK);
+    let Err(Error::Device(e)) = rt.launch(wants_scratch_kernel, ()) else {
+        panic!("thread-mode scratch in block mode must fail");
+    };
+    assert_eq!(e.kind, DeviceErrorKind::Panic, "{e}");
+    assert!(e.message.contains("block.shared"), "{e}");
+    assert_eq!(e.task, "wants_scratch", "{e}");
+    assert!(e.file.ends_with("src/block.rs"), "the caller's line: {e}");
+    let got = rt
+        .launch(helpers_kernel, (2, 5))
+        .expect("the runtime runs on");
+    assert_eq!(got.result, helpers_seq(2, 5, BLOCK));
+}

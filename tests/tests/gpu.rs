@@ -1318,6 +1318,24 @@ fn block_mode_blocks_lend_the_configured_shared_memory() {
 }
 
 #[test]
+fn thread_scratch_in_a_block_mode_task_is_a_typed_panic_on_the_gpu() {
+    use gtap_tests::block::{BLOCK, helpers_kernel, helpers_seq, wants_scratch_kernel};
+    let Some(mut rt) = block_gpu(&gtap_tests::DEVICE_CODE, BLOCK) else {
+        return;
+    };
+    let Err(Error::Device(e)) = rt.launch(wants_scratch_kernel, ()) else {
+        panic!("thread-mode scratch in block mode must fail");
+    };
+    assert_eq!(e.kind, DeviceErrorKind::Panic, "{e}");
+    assert!(e.message.contains("block.shared"), "{e}");
+    println!("{e}");
+    let got = rt
+        .launch(helpers_kernel, (2, 5))
+        .expect("the runtime runs on");
+    assert_eq!(got.result, helpers_seq(2, 5, BLOCK));
+}
+
+#[test]
 fn block_mode_partial_wait_is_a_typed_error_then_the_runtime_runs_on() {
     use gtap_tests::block::{BLOCK, helpers_kernel, helpers_seq, partial_wait_kernel};
     let Some(mut rt) = block_gpu(&gtap_tests::DEVICE_CODE, BLOCK) else {

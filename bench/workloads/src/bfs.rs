@@ -89,11 +89,10 @@ pub fn bfs_block(block: &gtap::Block, search: gtap::Context<Search>, v: i32) {
 }
 
 /// Root kernel of [`bfs_block`] from `source`; `depth` holds [`INF`] for every vertex. At most
-/// 72 registers a thread: with no shared memory lent to tasks, 28 blocks a multiprocessor
-/// instead of 20 (fewer re-visits and 20 % faster on the H200's R-MAT graph than at 96; 64
-/// spills more and is slower, see `bench/NOTES.md`). No task waits: `no_taskwait`, as GTaP
-/// builds it (`-DGTAP_ASSUME_NO_TASKWAIT`).
-#[gtap::kernel(block = 32, max_registers = 72, no_taskwait, queues = 1)]
+/// 64 registers a thread: with no shared memory lent to tasks, 32 blocks a multiprocessor, the
+/// most there are (21 % faster on the H200's R-MAT graph than 28 blocks at 72; `bench/NOTES.md`
+/// entry 63). No task waits: `no_taskwait`, as GTaP builds it (`-DGTAP_ASSUME_NO_TASKWAIT`).
+#[gtap::kernel(block = 32, max_registers = 64, no_taskwait, queues = 1)]
 pub fn bfs_block_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, source: i32) {
     depth.atomic_min(source as usize, 0);
     gtap::entry!(context(Search { row, col, depth }), bfs_block(source))

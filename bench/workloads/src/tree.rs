@@ -118,10 +118,10 @@ pub fn tree_work_block(block: &gtap::Block, nodes: gtap::Context<Nodes>, node: i
     }
 }
 
-/// Root kernel of [`tree_work_block`], blocks of [`BLOCK`] threads. At most 72 registers a
-/// thread: 14 blocks a multiprocessor instead of 10 at 96, 8.6 % faster on the H200 for 156
-/// bytes of spills (80: 6.3 % faster; `bench/NOTES.md` entry 60).
-#[gtap::kernel(block = 64, max_registers = 72, queues = 1)]
+/// Root kernel of [`tree_work_block`], blocks of [`BLOCK`] threads. At most 64 registers a
+/// thread: 16 blocks a multiprocessor (10 at 96, 14 at 72; `bench/NOTES.md` entries 60 and
+/// 63).
+#[gtap::kernel(block = 64, max_registers = 64, queues = 1)]
 pub fn tree_block_kernel(
     height: i32,
     mem_ops: i32,

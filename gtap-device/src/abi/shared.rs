@@ -3,12 +3,13 @@
 //! aligned. Block mode ([`crate::block`]) adds the block's [`BlockShared`], an exchange cell of
 //! [`EXCHANGE_BYTES`] per thread for the block-cooperative helpers, and the shared memory lent
 //! to tasks (the launch's [`block_shared_bytes`](super::LaunchParams::block_shared_bytes), by
-//! default [`DEFAULT_BLOCK_SHARED_BYTES`]). A block-mode block schedules with its first warp
-//! only, so the areas of its other warps are never initialised or used: when it has more than
-//! one warp, its state and exchange cells take their place (the lent memory follows the
-//! thread-mode areas), and a block of one warp has them after the thread-mode areas. Every
-//! thread finds its [`LaneCtx`] and [`Scratch`], and the first warp its [`WarpShared`], at the
-//! same offsets in both modes. The device places its state by these offsets and the host sizes
+//! default [`DEFAULT_BLOCK_SHARED_BYTES`]), and has no [`Scratch`]: `gtap::thread::scratch` is
+//! thread-mode memory (a block-mode task lends the block's memory instead), and without it a
+//! block of one warp fits 32 to a multiprocessor. A block-mode block schedules with its first
+//! warp only, so the areas of its other warps are never initialised or used: when it has more
+//! than one warp, its state and exchange cells take their place (the lent memory follows the
+//! lane contexts), and a block of one warp has them after the lane contexts. Every thread finds
+//! its [`LaneCtx`], and the first warp its [`WarpShared`], at the same offsets in both modes. The device places its state by these offsets and the host sizes
 //! the allocation with [`shared_bytes`] or [`block_mode_shared_bytes`]; all the types are
 //! `#[repr(C)]` (or arrays) with the same layout on host and device, so the host can compute
 //! it.
@@ -63,12 +64,18 @@ const fn overlays_idle_warps(threads: u32) -> bool {
         <= idle * align16(core::mem::size_of::<WarpShared>())
 }
 
+/// End of the areas a block-mode block shares with the thread-mode map: the lane contexts (it
+/// has no [`Scratch`]), 16-byte aligned.
+const fn block_mode_lanes_end(threads: u32) -> usize {
+    scratch_area_offset(threads)
+}
+
 /// Offset of the block-mode state ([`BlockShared`]) in a block's shared-memory area.
 pub(crate) const fn block_area_offset(threads: u32) -> usize {
     if overlays_idle_warps(threads) {
         warp_area_offset(1)
     } else {
-        align16(shared_bytes(threads))
+        block_mode_lanes_end(threads)
     }
 }
 
@@ -80,7 +87,7 @@ pub(crate) const fn exchange_area_offset(threads: u32) -> usize {
 /// Offset of the shared memory lent to block-mode tasks.
 pub(crate) const fn user_area_offset(threads: u32) -> usize {
     if overlays_idle_warps(threads) {
-        align16(shared_bytes(threads))
+        block_mode_lanes_end(threads)
     } else {
         exchange_area_offset(threads) + threads as usize * EXCHANGE_BYTES
     }
@@ -148,17 +155,13 @@ mod tests {
         for threads in block_sizes() {
             let warps = threads / WARP_SIZE;
             // What block mode uses of the thread-mode map: the region view, the first warp's
-            // state, every thread's context and scratch memory.
+            // state, every thread's context (no scratch memory).
             let mut areas = std::vec![
                 (0, size_of::<Region>()),
                 (warp_area_offset(0), size_of::<WarpShared>()),
                 (
                     lane_area_offset(warps),
                     threads as usize * size_of::<LaneCtx>(),
-                ),
-                (
-                    scratch_area_offset(threads),
-                    threads as usize * size_of::<Scratch>(),
                 ),
                 (block_area_offset(threads), size_of::<BlockShared>()),
                 (
@@ -198,14 +201,25 @@ mod tests {
     }
 
     #[test]
-    fn blocks_of_several_warps_need_no_more_than_thread_mode_and_the_lent_memory() {
+    fn a_block_of_one_warp_lending_nothing_fits_32_to_a_multiprocessor() {
+        // 228 KiB of shared memory a multiprocessor (H100, H200), of which the driver reserves
+        // 1 KiB a block; 32 blocks is the most a multiprocessor holds.
+        let per_block = block_mode_shared_bytes(WARP_SIZE, 0) + 1024;
+        assert!(32 * per_block <= 228 * 1024, "{per_block} bytes a block");
+    }
+
+    #[test]
+    fn blocks_of_several_warps_need_thread_mode_less_its_scratch_and_the_lent_memory() {
         assert!(!overlays_idle_warps(WARP_SIZE));
         for threads in block_sizes().skip(1) {
             assert!(overlays_idle_warps(threads), "{threads} threads");
-            assert_eq!(block_mode_shared_bytes(threads, 0), shared_bytes(threads));
+            assert_eq!(
+                block_mode_shared_bytes(threads, 0),
+                shared_bytes(threads) - threads as usize * size_of::<Scratch>()
+            );
         }
-        // One warp: the block's areas follow the thread-mode ones.
-        assert!(block_area_offset(WARP_SIZE) >= shared_bytes(WARP_SIZE));
+        // One warp: the block's areas follow the lane contexts.
+        assert_eq!(block_area_offset(WARP_SIZE), scratch_area_offset(WARP_SIZE));
     }
 
     #[test]

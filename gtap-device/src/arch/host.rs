@@ -386,6 +386,13 @@ struct Ident {
     warps_per_block: u32,
 }
 
+/// The scratch memory of `lane` (`gtap::thread::scratch`); `None` for a block-mode thread,
+/// which has none (its lane view holds a null pointer, as on the GPU).
+#[inline(always)]
+pub fn lane_scratch(lane: &LaneView) -> Option<*mut Scratch> {
+    (!lane.scratch.is_null()).then_some(lane.scratch)
+}
+
 const NO_LANE: LaneView = LaneView {
     ctx: core::ptr::null_mut(),
     shared: core::ptr::null(),

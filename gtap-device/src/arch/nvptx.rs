@@ -502,20 +502,25 @@ pub fn user_barrier() {
 }
 
 /// The calling thread as a block-mode lane: its own context, the block's scheduling state (that
-/// of its first warp) and the block's worker index (its first warp's index).
+/// of its first warp) and the block's worker index (its first warp's index); no scratch memory
+/// (a block-mode block has none, see `abi::shared`).
 #[inline(always)]
 pub fn current_block_lane() -> LaneView {
-    let t = tid();
-    // SAFETY: the host sized the scratch area for every thread of the block.
-    let scratch =
-        unsafe { (smem().add(scratch_area_offset(ntid())) as *mut Scratch).add(t as usize) };
     LaneView {
-        ctx: lane_ctx(t),
+        ctx: lane_ctx(tid()),
         shared: warp_shared(0),
         region: block_region(),
         warp: ctaid() * (ntid() / WARP_SIZE),
-        scratch,
+        scratch: core::ptr::null_mut(),
     }
+}
+
+/// The scratch memory of `lane` (`gtap::thread::scratch`); `None` in a block-mode launch, whose
+/// blocks have none: [`current_lane`] does not look, and its pointer would lie in the block's
+/// state there.
+#[inline(always)]
+pub fn lane_scratch(lane: &LaneView) -> Option<*mut Scratch> {
+    (!lane.region().block_mode()).then_some(lane.scratch)
 }
 
 /// The lane polling a task on this thread.

@@ -17,7 +17,7 @@ use crate::abi::LaunchParams;
 use crate::arch::{self, BlockThread, BlockView, WARP_SIZE, Warp};
 use crate::block::BlockShared;
 use crate::block::worker::BlockWorker;
-use crate::lane::{LaneCtx, LaneView, SCRATCH_WORDS, Scratch};
+use crate::lane::{LaneCtx, LaneView};
 use crate::region::Region;
 use crate::task::{BlockTask, Site};
 
@@ -30,7 +30,6 @@ struct SimBlock {
     warp: Warp,
     shared: BlockShared,
     lanes: Box<[UnsafeCell<LaneCtx>]>,
-    scratch: Box<[UnsafeCell<Scratch>]>,
     exchange: Box<[ExchangeCell]>,
     /// The memory lent to tasks, in 16-byte units (as aligned as on the GPU).
     user: Box<[UnsafeCell<u128>]>,
@@ -44,9 +43,6 @@ impl SimBlock {
             shared: BlockShared::new(),
             lanes: (0..threads)
                 .map(|_| UnsafeCell::new(LaneCtx::IDLE))
-                .collect(),
-            scratch: (0..threads)
-                .map(|_| UnsafeCell::new([0; SCRATCH_WORDS]))
                 .collect(),
             exchange: (0..threads).map(|_| UnsafeCell::new([0; 2])).collect(),
             user: (0..region.block_shared_bytes.div_ceil(16))
@@ -158,7 +154,8 @@ fn thread<T: BlockTask, C: Copy, const Q: u32>(
         shared: sim.warp.shared(),
         region,
         warp: sim.warp.id(),
-        scratch: sim.scratch[t as usize].get(),
+        // Block mode has no scratch memory, as on the GPU.
+        scratch: core::ptr::null_mut(),
     };
     let view = BlockView {
         shared: &sim.shared,
