@@ -123,12 +123,6 @@ pub fn entry_block<T: BlockTask + RunsIn<C>, C: Copy + 'static, const Q: u32>(
 where
     T::Output: Copy,
 {
-    const {
-        assert!(
-            Q as usize <= crate::abi::MAX_QUEUES,
-            "a kernel's `queues` is at most 16"
-        )
-    };
     #[cfg(target_arch = "nvptx64")]
     {
         gpu::entry_block::<T, C, Q>(launch, site, args, context)
@@ -153,12 +147,6 @@ pub fn entry<T: TaskFunction, C: Copy + 'static, const Q: u32>(
 where
     T::Output: Copy,
 {
-    const {
-        assert!(
-            Q as usize <= crate::abi::MAX_QUEUES,
-            "a kernel's `queues` is at most 16"
-        )
-    };
     #[cfg(target_arch = "nvptx64")]
     {
         gpu::entry::<T, C, Q>(launch, site, args, context)

@@ -92,9 +92,16 @@ const STEAL_TRIES: u32 = 4;
 /// How many queues each warp has, as the scheduler's loops over them see it: `Q` where the
 /// kernel fixes it (`#[gtap::kernel(queues = Q)]`, which the host checks against the launch's
 /// count before it runs), so that the compiler unrolls them and keeps their state in
-/// registers; the launch's count where `Q` is 0.
+/// registers; the launch's count where `Q` is 0. `Q` above the runtime's limit does not compile
+/// (the macros refuse it first).
 #[inline(always)]
 pub(crate) fn count<const Q: u32>(region: &Region) -> u32 {
+    const {
+        assert!(
+            Q as usize <= crate::abi::MAX_QUEUES,
+            "a kernel's `queues` is at most 16"
+        )
+    };
     if Q == 0 {
         region.num_queues
     } else {

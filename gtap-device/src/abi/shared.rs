@@ -9,10 +9,10 @@
 //! warp only, so the areas of its other warps are never initialised or used: when it has more
 //! than one warp, its state and exchange cells take their place (the lent memory follows the
 //! lane contexts), and a block of one warp has them after the lane contexts. Every thread finds
-//! its [`LaneCtx`], and the first warp its [`WarpShared`], at the same offsets in both modes. The device places its state by these offsets and the host sizes
-//! the allocation with [`shared_bytes`] or [`block_mode_shared_bytes`]; all the types are
-//! `#[repr(C)]` (or arrays) with the same layout on host and device, so the host can compute
-//! it.
+//! its [`LaneCtx`], and the first warp its [`WarpShared`], at the same offsets in both modes.
+//! The device places its state by these offsets and the host sizes the allocation with
+//! [`shared_bytes`] or [`block_mode_shared_bytes`]; all the types are `#[repr(C)]` (or arrays)
+//! with the same layout on host and device, so the host can compute it.
 
 use super::align_up;
 use crate::arch::WARP_SIZE;

@@ -139,38 +139,25 @@ fn parse_attr(kind: FnKind, attr: TokenStream, diags: &mut Diagnostics) -> Attr 
                 };
             }
             (FnKind::Kernel, syn::Meta::NameValue(nv), Some("max_registers")) => {
-                match int_literal(&nv.value).filter(|n| REGISTERS.contains(n)) {
-                    Some(r) => out.max_registers = Some(r),
-                    None => diags.spanned(
-                        &nv.value,
-                        with_help(
-                            format!(
-                                "`max_registers` must be an integer literal from {} to {}",
-                                REGISTERS.start(),
-                                REGISTERS.end()
-                            ),
-                            "write e.g. `#[gtap::kernel(max_registers = 96)]`",
-                        ),
-                    ),
-                }
+                out.max_registers = literal_in(
+                    &nv.value,
+                    REGISTERS,
+                    "max_registers",
+                    "",
+                    "write e.g. `#[gtap::kernel(max_registers = 96)]`",
+                    diags,
+                );
             }
             (FnKind::Kernel, syn::Meta::NameValue(nv), Some("queues")) => {
-                match int_literal(&nv.value).filter(|n| QUEUES.contains(n)) {
-                    Some(n) => out.queues = Some(n),
-                    None => diags.spanned(
-                        &nv.value,
-                        with_help(
-                            format!(
-                                "`queues` must be an integer literal from {} to {}: the queues \
-                                 per worker of the runtimes that launch the kernel",
-                                QUEUES.start(),
-                                QUEUES.end()
-                            ),
-                            "write e.g. `#[gtap::kernel(queues = 1)]` for a runtime of \
-                             `Config::new().num_queues(1)`, the default",
-                        ),
-                    ),
-                }
+                out.queues = literal_in(
+                    &nv.value,
+                    QUEUES,
+                    "queues",
+                    ": the queues per worker of the runtimes that launch the kernel",
+                    "write e.g. `#[gtap::kernel(queues = 1)]` for a runtime of \
+                     `Config::new().num_queues(1)`, the default",
+                    diags,
+                );
             }
             (FnKind::Kernel, syn::Meta::Path(_), Some("no_taskwait")) => {
                 out.no_taskwait = true;
@@ -191,6 +178,30 @@ fn parse_attr(kind: FnKind, attr: TokenStream, diags: &mut Diagnostics) -> Attr 
 }
 
 /// The value of an integer literal that fits a `u32`.
+/// The argument `name = e` as an integer literal in `range`; otherwise an error on `e` saying
+/// so (its message ends with `detail`, its help is `help`) and `None`.
+fn literal_in(
+    e: &syn::Expr,
+    range: core::ops::RangeInclusive<u32>,
+    name: &str,
+    detail: &str,
+    help: &str,
+    diags: &mut Diagnostics,
+) -> Option<u32> {
+    let n = int_literal(e).filter(|n| range.contains(n));
+    if n.is_none() {
+        let (lo, hi) = (range.start(), range.end());
+        diags.spanned(
+            e,
+            with_help(
+                format!("`{name}` must be an integer literal from {lo} to {hi}{detail}"),
+                help,
+            ),
+        );
+    }
+    n
+}
+
 fn int_literal(e: &syn::Expr) -> Option<u32> {
     match e {
         syn::Expr::Lit(syn::ExprLit {
