@@ -22,11 +22,12 @@
 //! 2. The fold's release fence, executed by every lane: the results, and every access to the
 //!    finished tasks' slots, happen before what follows.
 //! 3. [`complete`]: each finished slot goes back to its pool with relaxed operations
-//!    (`pool::free`), and each parent's `pending` gets an acquire decrement. The fold's fence,
+//!    (`pool::free`), and each parent's `pending` gets a relaxed decrement. The fold's fence,
 //!    then that strong write: a *release pattern*. The lane that takes `pending` from 1 to 0
-//!    owns the parent, and its decrement is an *acquire* (on the GPU `atom.acquire`: the RMW
-//!    plus an L1 invalidation, no membar). Every sibling's decrement is in the release
-//!    sequence it read, so every sibling's result happens before the owner's next reads.
+//!    owns the parent, and follows its decrement with an acquire fence: an *acquire pattern*
+//!    (on the GPU one L1 invalidation, no membar; the other decrements invalidate nothing, as
+//!    an `atom.acquire` would). Every sibling's decrement is in the release sequence the
+//!    owner's read, so every sibling's result happens before the owner's next reads.
 //! 4. The owner stages the parent's continuation on its own warp (on the wait's queue), for the
 //!    next fold to run or publish (with its release fence); or, if the parent is `COMPLETING`,
 //!    finishes the parent in turn in another round, whose decrement is acquire-release (it
@@ -37,7 +38,7 @@
 //!
 //! # Recycled slots: `pending` is never written plainly
 //!
-//! A first-round decrement is an acquire, not a release, and the fold's fence comes before it,
+//! A first-round decrement releases nothing by itself (the fold's fence comes before it),
 //! so the decrement's own write is released by nothing. When it is not the last one, nothing
 //! orders it before what follows on the lane that takes `pending` to zero: that lane resumes
 //! the parent, which may finish and free its slot, and another warp writes a new record into
@@ -130,10 +131,11 @@ pub(crate) fn complete<const DETACH: bool>(warp: &Warp, done: Lanes<Done>) {
     } else {
         Ordering::Relaxed
     };
-    // First round: the fold's fence released this step's results, so each decrement only
-    // acquires (on the GPU `atom.acquire`: the RMW and an L1 invalidation, no membar). A
+    // First round: the fold's fence released this step's results, so each decrement is
+    // relaxed and only the last one acquires, with a fence after it (on the GPU one L1
+    // invalidation, no membar; a decrement that is not the last invalidates nothing). A
     // cascade's decrement must also release what this lane acquired: acquire-release.
-    let mut notify = Ordering::Acquire;
+    let mut notify = Ordering::Relaxed;
     loop {
         let owned = warp.each(job, |_, d| {
             if d.task == NONE {
@@ -150,10 +152,17 @@ pub(crate) fn complete<const DETACH: bool>(warp: &Warp, done: Lanes<Done>) {
             }
             let p = region.header(d.parent);
             // SAFETY: the parent cannot be freed before this decrement (it waits for us).
-            // Acquire: the lane that takes the count to zero owns the parent; its header and
-            // every sibling's result are visible to it from here on.
             let last = unsafe { (*p).pending.fetch_sub(1, notify) } == 1;
-            if last { d.parent } else { NONE }
+            if !last {
+                return NONE;
+            }
+            if notify == Ordering::Relaxed {
+                // The acquire pattern (the decrement read the count, then the fence): the
+                // lane that took the count to zero owns the parent; its header and every
+                // sibling's result are visible to it from here on.
+                arch::fence_acquire();
+            }
+            d.parent
         });
         if !warp.any(Warp::map(owned, |p| p != NONE)) {
             return;

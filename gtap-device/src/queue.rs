@@ -508,7 +508,7 @@ pub(crate) fn fold<const KEPT: u32, const Q: u32, const DETACH: bool>(
         // Release, by every lane: the records, results and counts this step wrote and the ring
         // entries above are visible GPU-wide before any publication or join notification.
         // Release only: nothing after it reads what another worker wrote without its own
-        // acquire (a steal's fence, a join's acquire decrement).
+        // acquire (a steal's fence, the fence after a join's last decrement).
         arch::fence_release();
     }
     // Every lane has read the staged counts and tails before the leader resets and moves them:
