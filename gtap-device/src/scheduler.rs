@@ -14,9 +14,9 @@
 //! 3. **Fold.** After a warp barrier the warp keeps up to 32 ids staged on one queue as its next
 //!    batch and publishes the rest; one converged release fence covers everything the step's
 //!    polls wrote (`queue::fold`).
-//! 4. **Joins.** Finished tasks free their slots and notify their parents with acquire
+//! 4. **Joins.** Finished tasks free their slots and notify their parents with relaxed
 //!    decrements (released by the fold's fence); a lane that took a parent's count to zero
-//!    stages its continuation for the next fold ([`crate::join`]).
+//!    acquires with a fence and stages its continuation for the next fold ([`crate::join`]).
 //!
 //! So a step costs one membar, whatever its 32 tasks did. The launch ends when the root
 //! task finishes (`Control::finish`), a device error aborts it, or the host's watchdog stops it
