@@ -114,29 +114,6 @@ pub(crate) fn poll_fn<T: TaskFunction>() -> PollFn {
     of::<T, T::Args, _>(T::start)
 }
 
-/// The poll shim of the record at `h`, in a kernel whose root function is `R` and whose
-/// shim for `R` is `own`: `own` itself when every record of such a launch is one of `R`'s
-/// ([`TaskFunction::CLOSED`]: the header is not read; the CPU executor's debug builds check
-/// that it says so), else the header's.
-///
-/// # Safety
-/// The record is claimed by the caller and visible to it.
-#[inline(always)]
-pub(crate) unsafe fn poll_pointer<R: TaskFunction>(h: *mut Header, own: PollFn) -> PollFn {
-    if R::CLOSED {
-        #[cfg(not(target_arch = "nvptx64"))]
-        // SAFETY: per the contract.
-        debug_assert!(
-            core::ptr::fn_addr_eq(unsafe { (*h).poll }, own),
-            "a record of another function in a launch rooted at a closed task function"
-        );
-        own
-    } else {
-        // SAFETY: per the contract.
-        unsafe { (*h).poll }
-    }
-}
-
 /// A claimed record and the poll shim its header holds, as the scheduler hands them to
 /// [`TaskFunction::poll_this`] and [`TaskFunction::poll_spawned`] (thread and block mode).
 #[doc(hidden)]

@@ -773,7 +773,7 @@ fn run_task<R: TaskFunction, const DETACH: bool>(id: u32) -> Done {
         arch::prefetch(slot.wrapping_add(64));
     }
     // SAFETY: `id` was claimed by this warp and its record is visible (see the module docs).
-    let poll = unsafe { record::poll_pointer::<R>(h, record::poll_fn::<R>()) };
+    let poll = unsafe { (*h).poll };
     // SAFETY: `poll` is the shim written with this record, for this record's future; when it is
     // the root function's shim, the record is one of `R` and `poll_as::<R>` is the same call,
     // inlined; the functions the root spawns are polled the same way (`poll_spawned`).

@@ -78,14 +78,6 @@ pub trait TaskFunction: 'static {
         None
     }
 
-    /// Every record of a launch rooted at this function is one of this function: its body
-    /// spawns only itself, and nothing in it could spawn another function unseen (the macro
-    /// writes `true` after checking the body; see `closed` in `gtap-macros`). A kernel's
-    /// scheduler then polls each record with a direct call without reading its poll pointer
-    /// first, which takes that read off the path to the task's arguments.
-    #[doc(hidden)]
-    const CLOSED: bool = false;
-
     /// [`TaskFunction::poll_this`] of each function this one spawns directly (its body's
     /// `task!` targets), in turn. A kernel's scheduler asks its root function, so that the
     /// root's children are polled with direct calls, which inline, rather than through the

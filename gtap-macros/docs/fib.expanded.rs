@@ -65,7 +65,6 @@ impl ::gtap::__private::TaskFunction for fib {
             a + b
         }
     }
-    const CLOSED: bool = true;
     #[inline(always)]
     unsafe fn poll_this(
         __gtap_request: &::gtap::__private::PollRequest,

@@ -214,7 +214,7 @@ fn poll<R: BlockTask>(task: u32, shared: &BlockShared) -> bool {
     ctx.flags = 0;
     let h = region.header(task);
     // SAFETY: the block claimed `task` and its record is visible (see the module docs).
-    let poll = unsafe { crate::record::poll_pointer::<R>(h, record::poll_fn::<R>()) };
+    let poll = unsafe { (*h).poll };
     // SAFETY: `poll` is the block-mode shim written with this record; compared with the root
     // function's and those of the functions it spawns, to call them directly, as thread mode
     // does.

@@ -27,21 +27,6 @@ pub(crate) struct Spawned {
     targets: Vec<Path>,
     /// The body's top-level `use` items.
     uses: Vec<ItemUse>,
-    /// Every `task!` of the body spawns the function itself, and nothing in the body could
-    /// hide another spawn (see [`Spawned::closed`]).
-    closed: bool,
-}
-
-impl Spawned {
-    /// Whether a launch rooted at this function holds records of this function only: every
-    /// `task!` target is the function's own name, the body declares nothing of that name and
-    /// no glob `use` in a nested block, and it calls no macro but gtap's (a user's macro could
-    /// expand to a `task!` of another function) and has no `#[cfg]`. Its kernel's scheduler
-    /// then polls every record with a direct call, without reading the record's poll pointer
-    /// first (`TaskFunction::CLOSED` in `gtap-device`).
-    pub(crate) fn closed(&self) -> bool {
-        self.closed
-    }
 }
 
 /// The `task!` targets of `body` (a task function named `own`) and the `use` items they may
@@ -52,7 +37,7 @@ pub(crate) fn collect(own: &Ident, body: &Block) -> Spawned {
     for stmt in &body.stmts {
         match stmt {
             Stmt::Item(Item::Use(u)) => uses.push(u.clone()),
-            Stmt::Item(item) => scan.visit_item(item),
+            Stmt::Item(item) => scan.declare(item),
             other => scan.visit_stmt(other),
         }
     }
@@ -60,19 +45,8 @@ pub(crate) fn collect(own: &Ident, body: &Block) -> Spawned {
         return Spawned {
             targets: Vec::new(),
             uses,
-            closed: false,
         };
     }
-    // The top-level `use` items may rename something to the function's own name too.
-    let mut top = Hidden::default();
-    uses.iter().for_each(|u| top.add_use(&u.tree));
-    let own_name = own.to_string();
-    let closed = !scan.opaque
-        && !scan.hidden.glob
-        && !top.glob
-        && !scan.hidden.names.contains(&own_name)
-        && !top.names.contains(&own_name)
-        && scan.targets.iter().all(|p| p.is_ident(own));
     let mut seen = HashSet::new();
     let targets = scan
         .targets
@@ -80,17 +54,13 @@ pub(crate) fn collect(own: &Ident, body: &Block) -> Spawned {
         .filter(|p| !p.is_ident(own) && scan.hidden.visible(p))
         .filter(|p| seen.insert(path_key(p)))
         .collect();
-    Spawned {
-        targets,
-        uses,
-        closed,
-    }
+    Spawned { targets, uses }
 }
 
 /// The `poll_spawned` method of the function's `TaskFunction` impl (nothing when it spawns no
 /// other function: the trait's default).
 pub(crate) fn poll_spawned(spawned: &Spawned) -> TokenStream {
-    let Spawned { targets, uses, .. } = spawned;
+    let Spawned { targets, uses } = spawned;
     if targets.is_empty() {
         return TokenStream::new();
     }
@@ -162,9 +132,6 @@ struct Scan {
     hidden: Hidden,
     /// A `#[cfg]` or `#[cfg_attr]` inside the body.
     conditional: bool,
-    /// A spawn the scan cannot name: a `task!` whose target is not a plain path or that does
-    /// not parse, or a macro other than gtap's, whose expansion the scan does not see.
-    opaque: bool,
 }
 
 impl Scan {
@@ -195,16 +162,10 @@ impl Scan {
 
 impl<'ast> Visit<'ast> for Scan {
     fn visit_macro(&mut self, mac: &'ast Macro) {
-        match GtapMacro::of(&mac.path) {
-            Some(GtapMacro::Task) => {}
-            Some(_) => return,
-            None => {
-                self.opaque = true;
-                return;
-            }
+        if GtapMacro::of(&mac.path) != Some(GtapMacro::Task) {
+            return;
         }
         let Ok(input) = mac.parse_body::<TaskInput>() else {
-            self.opaque = true;
             return;
         };
         let call = match &input.spawn {
@@ -216,8 +177,6 @@ impl<'ast> Visit<'ast> for Scan {
             && p.qself.is_none()
         {
             self.targets.push(p.path.clone());
-        } else {
-            self.opaque = true;
         }
     }
 
@@ -227,11 +186,9 @@ impl<'ast> Visit<'ast> for Scan {
         }
     }
 
-    /// A nested item is another scope: only its name matters here (and that the scan does not
-    /// look inside it).
+    /// A nested item is another scope: only its name matters here.
     fn visit_item(&mut self, item: &'ast Item) {
         self.declare(item);
-        self.opaque = true;
     }
 }
 
@@ -274,71 +231,6 @@ mod tests {
         let spawned = collect(&syn::parse_quote!(me), &body);
         assert_eq!(spawned.uses.len(), 1, "the top-level use is copied");
         assert_eq!(targets(body), ["leaf", "crate::far::away"]);
-    }
-
-    fn closed(body: Block) -> bool {
-        collect(&syn::parse_quote!(me), &body).closed()
-    }
-
-    #[test]
-    fn a_body_that_spawns_only_itself_is_closed() {
-        assert!(closed(syn::parse_quote!({
-            use crate::data::Graph;
-            if n > 1 {
-                gtap::task!(a = me(n - 1));
-                gtap::task!(queue(1), b = me(n - 2));
-                gtap::taskwait!();
-            }
-        })));
-        assert!(closed(syn::parse_quote!({
-            let x = 1;
-        })));
-    }
-
-    #[test]
-    fn anything_that_could_spawn_another_function_opens_it() {
-        for body in [
-            syn::parse_quote!({
-                gtap::task!(leaf(1));
-            }),
-            syn::parse_quote!({
-                gtap::task!(self::me(1));
-            }),
-            syn::parse_quote!({
-                my_spawn!(me, 1);
-            }),
-            syn::parse_quote!({
-                let v = vec![1];
-                gtap::task!(me(v[0]));
-            }),
-            syn::parse_quote!({
-                use crate::other::leaf as me;
-                gtap::task!(me(1));
-            }),
-            syn::parse_quote!({
-                use crate::other::*;
-                gtap::task!(me(1));
-            }),
-            syn::parse_quote!({
-                {
-                    use crate::other::me;
-                    gtap::task!(me(1));
-                }
-            }),
-            syn::parse_quote!({
-                fn helper() {}
-                gtap::task!(me(1));
-            }),
-            syn::parse_quote!({
-                gtap::task!(pick()(1));
-            }),
-            syn::parse_quote!({
-                #[cfg(x)]
-                gtap::task!(me(1));
-            }),
-        ] {
-            assert!(!closed(body));
-        }
     }
 
     #[test]

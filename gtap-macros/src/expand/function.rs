@@ -111,8 +111,8 @@ fn runs_in(sig: &Signature, context: Option<&syn::Type>) -> TokenStream {
     }
 }
 
-/// `TaskFunction::poll_this` (a direct call of the function's own poll), `poll_spawned` and
-/// `CLOSED` (see [`dispatch`]).
+/// `TaskFunction::poll_this` (a direct call of the function's own poll) and
+/// `poll_spawned` (see [`dispatch`]).
 fn polls(block: bool, spawned: &dispatch::Spawned) -> TokenStream {
     let poll = if block {
         quote!(poll_block)
@@ -120,14 +120,8 @@ fn polls(block: bool, spawned: &dispatch::Spawned) -> TokenStream {
         quote!(poll_thread)
     };
     let request = Ident::new("__gtap_request", Span::mixed_site());
-    let closed = spawned.closed().then(|| {
-        quote!(
-            const CLOSED: bool = true;
-        )
-    });
     let spawned = dispatch::poll_spawned(spawned);
     quote! {
-        #closed
         #[inline(always)]
         unsafe fn poll_this(
             #request: &::gtap::__private::PollRequest,
