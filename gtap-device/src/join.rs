@@ -25,9 +25,10 @@
 //!    (`pool::free`), and each parent's `pending` gets a relaxed decrement. The fold's fence,
 //!    then that strong write: a *release pattern*. The lane that takes `pending` from 1 to 0
 //!    owns the parent, and follows its decrement with an acquire fence: an *acquire pattern*
-//!    (on the GPU one L1 invalidation, no membar; the other decrements invalidate nothing, as
-//!    an `atom.acquire` would). Every sibling's decrement is in the release sequence the
-//!    owner's read, so every sibling's result happens before the owner's next reads.
+//!    (on the GPU one L1 invalidation, no membar; the other decrements invalidate nothing,
+//!    where an `atom.acquire` invalidated the L1 at each of them). Every sibling's decrement
+//!    is in the release sequence the owner's decrement read, so every sibling's result
+//!    happens before the owner's next reads.
 //! 4. The owner stages the parent's continuation on its own warp (on the wait's queue), for the
 //!    next fold to run or publish (with its release fence); or, if the parent is `COMPLETING`,
 //!    finishes the parent in turn in another round, whose decrement is acquire-release (it
@@ -38,8 +39,8 @@
 //!
 //! # Recycled slots: `pending` is never written plainly
 //!
-//! A first-round decrement releases nothing by itself (the fold's fence comes before it),
-//! so the decrement's own write is released by nothing. When it is not the last one, nothing
+//! A first-round decrement is relaxed and the fold's fence comes before it, so the
+//! decrement's own write is released by nothing. When it is not the last one, nothing
 //! orders it before what follows on the lane that takes `pending` to zero: that lane resumes
 //! the parent, which may finish and free its slot, and another warp writes a new record into
 //! it, all while (in the memory model) the earlier decrement has not "happened before" the new
