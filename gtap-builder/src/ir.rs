@@ -19,6 +19,40 @@ pub fn kernels_in_ir(ir: &str) -> Vec<String> {
     found.into_iter().collect()
 }
 
+/// Functions of an LLVM IR module (text) that call themselves: the sequential leaves of
+/// divide-and-conquer code (see [`crate::unrolling`]). A call is `call`, `tail call` or
+/// `invoke` of the function's own `@name(` inside its body.
+pub(crate) fn self_recursive_functions(ir: &str) -> Vec<String> {
+    let mut found = BTreeSet::new();
+    let mut current: Option<(String, String)> = None;
+    for line in ir.lines() {
+        if line.starts_with("define ") {
+            current = ir_function_name(line.split('(').next().unwrap_or(""))
+                .map(|name| (format!("@{}(", quoted(&name)), name));
+        } else if line.starts_with('}') {
+            current = None;
+        } else if let Some((callee, name)) = &current
+            && (line.contains("call ") || line.contains("invoke "))
+            && line.contains(callee.as_str())
+        {
+            found.insert(name.clone());
+        }
+    }
+    found.into_iter().collect()
+}
+
+/// `name` as IR writes it after `@`: quoted unless every character may stand bare.
+fn quoted(name: &str) -> String {
+    if name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '-'))
+    {
+        name.to_owned()
+    } else {
+        format!("\"{name}\"")
+    }
+}
+
 /// The first `@name` or `@"name"` in a line of IR.
 fn ir_function_name(line: &str) -> Option<String> {
     let at = line.find('@')?;
@@ -191,6 +225,18 @@ mod tests {
             kernels_in_ir(ir),
             ["annotated", "gtap_probe", "quoted name"]
         );
+    }
+
+    #[test]
+    fn finds_functions_that_call_themselves() {
+        let ir = "define internal i32 @leaf(i32 %n) unnamed_addr #0 {\n\
+                  start:\n  %r = tail call i32 @leaf(i32 %n)\n  ret i32 %r\n}\n\
+                  define i32 @caller(i32 %n) {\n  %r = call i32 @leaf(i32 %n)\n  ret i32 %r\n}\n\
+                  define void @\"odd name\"() {\n  call void @\"odd name\"()\n  ret void\n}\n\
+                  define void @loop_only() {\n  br label %l\n}\n\
+                  define void @names_itself() {\n  store ptr @names_itself, ptr null\n  ret void\n}\n\
+                  define void @prefix() {\n  call void @prefix_longer()\n  ret void\n}\n";
+        assert_eq!(self_recursive_functions(ir), ["leaf", "odd name"]);
     }
 
     #[test]

@@ -20,11 +20,13 @@
 //!    never lost), then `llvm-link --only-needed` the sysroot rlibs (`core`,
 //!    `compiler_builtins`, ...), repeated while that resolves more symbols;
 //! 3. find every kernel (a function with the `ptx_kernel` calling convention, or a
-//!    `nvvm.annotations` kernel), every task record size (`__gtap_record_*`) and every kernel's
-//!    register limit (`__gtap_maxnreg_*`) in the linked module;
+//!    `nvvm.annotations` kernel), every task record size (`__gtap_record_*`), every kernel's
+//!    register limit (`__gtap_maxnreg_*`) and every function that calls itself in the linked
+//!    module;
 //! 4. for each kernel, in parallel, its own module (see [`crate::split`]): `opt` internalizes
 //!    everything but that kernel and the crate's other exports, drops what is unreachable and
-//!    optimizes at the `-O` level (without runtime unrolling: see [`crate::unrolling`]);
+//!    optimizes at the `-O` level (runtime unrolling here only, and never in a function that
+//!    calls itself: see [`crate::unrolling`]);
 //!    symbols still undefined (other than the CUDA runtime's `vprintf`, `malloc`, `free`,
 //!    `__assertfail`) fail the link; `llc -mcpu=<target-cpu>` writes
 //!    `OUT.modules/<kernel>.ptx`, with `.maxnreg R` in the entry of a kernel that has a
@@ -46,7 +48,7 @@ use crate::Error;
 use crate::args::{LinkArgs, expand_response_files, is_linker_invocation, parse_link_args};
 use crate::env::{Env, ProcessEnv, which};
 use crate::inputs::gather;
-use crate::ir::{kernels_in_ir, records_in_ir, register_limits_in_ir};
+use crate::ir::{kernels_in_ir, records_in_ir, register_limits_in_ir, self_recursive_functions};
 use crate::manifest::{Manifest, ModuleEntry, modules_dir};
 use crate::process::run;
 use crate::split::{Split, holds_record};
@@ -154,6 +156,7 @@ fn link_in(args: &LinkArgs, tools: &LlvmTools, work: &Path) -> Result<LinkReport
     let kernels = kernels_in_ir(&ir);
     let records = records_in_ir(&ir);
     let register_limits = register_limits_in_ir(&ir).into_iter().collect();
+    let recursive = self_recursive_functions(&ir);
     let unlisted_kernels: Vec<String> = kernels
         .iter()
         .filter(|k| !args.exports.contains(k))
@@ -179,6 +182,7 @@ fn link_in(args: &LinkArgs, tools: &LlvmTools, work: &Path) -> Result<LinkReport
         linked: &linked,
         shared_exports: &shared_exports,
         register_limits: &register_limits,
+        recursive: &recursive,
         work,
         out_dir: &out_dir,
     }

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use crate::process::command_line;
 use crate::toolchain::DeviceToolchain;
-use crate::unrolling::UNROLL_CHECKED_LOOPS;
+use crate::unrolling::NO_RUNTIME_UNROLL_IN_RUSTC;
 use crate::{Arch, Error};
 
 /// The device target triple.
@@ -132,7 +132,7 @@ impl NestedBuild {
     /// The variables set for the nested build. `-Ctarget-cpu` goes to every crate (core
     /// included) through `CARGO_ENCODED_RUSTFLAGS`: the bitcode of each function carries its
     /// target CPU, and code built for the default (`sm_30`) would be lowered without the
-    /// `sm_70` memory model. So does the unrolling option [`UNROLL_CHECKED_LOOPS`].
+    /// `sm_70` memory model. So does [`NO_RUNTIME_UNROLL_IN_RUSTC`]: the link unrolls instead.
     pub fn env_set(&self) -> Vec<(&'static str, OsString)> {
         vec![
             ("RUSTC", self.toolchain.rustc.clone().into()),
@@ -141,7 +141,7 @@ impl NestedBuild {
             ("RUSTC_WORKSPACE_WRAPPER", "".into()),
             (
                 "CARGO_ENCODED_RUSTFLAGS",
-                format!("-Ctarget-cpu={}\x1f{UNROLL_CHECKED_LOOPS}", self.arch).into(),
+                format!("-Ctarget-cpu={}\x1f{NO_RUNTIME_UNROLL_IN_RUSTC}", self.arch).into(),
             ),
             ("GTAP_DEVICE_BUILD", "1".into()),
             ("GTAP_LINK_RUSTC", self.toolchain.rustc.clone().into()),

@@ -23,7 +23,7 @@ use crate::parallel;
 use crate::process::run;
 use crate::symbols::{CUDA_RUNTIME_SYMBOLS, all_defined_symbols, undefined_symbols};
 use crate::toolchain::LlvmTools;
-use crate::unrolling::NO_RUNTIME_UNROLL;
+use crate::unrolling::{UNROLL_CHECKED_LOOPS, keep_rolled};
 
 /// The module of one kernel, as written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,6 +47,8 @@ pub(crate) struct Split<'a> {
     pub(crate) shared_exports: &'a [String],
     /// Kernels with a register limit, and the limit.
     pub(crate) register_limits: &'a BTreeMap<String, u32>,
+    /// Functions that call themselves, whose loops stay rolled ([`crate::unrolling`]).
+    pub(crate) recursive: &'a [String],
     /// Where the intermediate bitcode goes.
     pub(crate) work: &'a Path,
     /// Where the PTX files go.
@@ -79,18 +81,15 @@ impl Split<'_> {
         )
         .replace("<OS>", "<Os>")
         .replace("<OZ>", "<Oz>");
-        run(
-            &self.tools.opt,
-            &[
-                OsString::from(passes),
-                NO_RUNTIME_UNROLL.into(),
-                api_arg,
-                self.linked.into(),
-                "-o".into(),
-                optimized.clone().into(),
-            ],
-            None,
-        )?;
+        let mut opt_args: Vec<OsString> = vec![passes.into(), UNROLL_CHECKED_LOOPS.into()];
+        opt_args.extend(self.recursive.iter().map(|f| keep_rolled(f).into()));
+        opt_args.extend([
+            api_arg,
+            self.linked.into(),
+            "-o".into(),
+            optimized.clone().into(),
+        ]);
+        run(&self.tools.opt, &opt_args, None)?;
 
         // Nothing may remain undefined but what the driver provides.
         let unresolved: Vec<String> = undefined_symbols(self.tools, &optimized)?
