@@ -324,8 +324,23 @@ pub fn cilksort_epaq(data: SliceMut<i32>, tmp: SliceMut<i32>) {
     gtap::taskwait!();
 }
 
-/// Root kernel of [`cilksort_epaq`] (the host passes buffers as to [`cilksort_kernel`]).
+/// Root kernel of [`cilksort_epaq`] for any queue count (the host passes buffers as to
+/// [`cilksort_kernel`]).
 #[gtap::kernel]
 pub fn cilksort_epaq_kernel(data: SliceMut<i32>, tmp: SliceMut<i32>) {
+    gtap::entry!(cilksort_epaq(data, tmp))
+}
+
+/// [`cilksort_epaq_kernel`] compiled for 1 queue, as GTaP builds `cilksort_epaq` with
+/// `GTAP_NUM_QUEUES=1`.
+#[gtap::kernel(queues = 1)]
+pub fn cilksort_epaq_q1_kernel(data: SliceMut<i32>, tmp: SliceMut<i32>) {
+    gtap::entry!(cilksort_epaq(data, tmp))
+}
+
+/// [`cilksort_epaq_kernel`] compiled for 3 queues, as GTaP builds `cilksort_epaq` with
+/// `GTAP_NUM_QUEUES=3`.
+#[gtap::kernel(queues = 3)]
+pub fn cilksort_epaq_q3_kernel(data: SliceMut<i32>, tmp: SliceMut<i32>) {
     gtap::entry!(cilksort_epaq(data, tmp))
 }

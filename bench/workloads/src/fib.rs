@@ -70,10 +70,22 @@ pub fn fib_cutoff(n: i32, cutoff: i32) -> i32 {
     a.wrapping_add(b)
 }
 
-/// Root kernel of [`fib_cutoff`]. At most 96 registers a thread: 20 warps a multiprocessor
-/// instead of 16 (see `bench/NOTES.md`).
+/// Root kernel of [`fib_cutoff`] for any queue count. At most 96 registers a thread: 20 warps
+/// a multiprocessor instead of 16 (see `bench/NOTES.md`).
 #[gtap::kernel(max_registers = 96)]
 pub fn fib_cutoff_kernel(n: i32, cutoff: i32) -> i32 {
+    gtap::entry!(fib_cutoff(n, cutoff))
+}
+
+/// [`fib_cutoff_kernel`] compiled for 1 queue, as GTaP builds `fib_queue_1` (`fib40_cutoff14_q1`).
+#[gtap::kernel(max_registers = 96, queues = 1)]
+pub fn fib_cutoff_q1_kernel(n: i32, cutoff: i32) -> i32 {
+    gtap::entry!(fib_cutoff(n, cutoff))
+}
+
+/// [`fib_cutoff_kernel`] compiled for 3 queues, as GTaP builds `fib_queue_3` (`fib40_cutoff14_q3`).
+#[gtap::kernel(max_registers = 96, queues = 3)]
+pub fn fib_cutoff_q3_kernel(n: i32, cutoff: i32) -> i32 {
     gtap::entry!(fib_cutoff(n, cutoff))
 }
 
@@ -192,9 +204,13 @@ mod host {
             gtap_host::Config::new().num_queues(self.queues)
         }
         fn gpu(&mut self, rt: &mut gtap_host::Runtime) -> Result<Sample, String> {
-            let launch = rt
-                .launch(fib_cutoff_kernel, (self.n, self.cutoff))
-                .map_err(|e| e.to_string())?;
+            let args = (self.n, self.cutoff);
+            let launch = match self.queues {
+                1 => rt.launch(fib_cutoff_q1_kernel, args),
+                3 => rt.launch(fib_cutoff_q3_kernel, args),
+                _ => rt.launch(fib_cutoff_kernel, args),
+            }
+            .map_err(|e| e.to_string())?;
             gpu_sample(&launch, check(launch.result, self.expected))
         }
         fn sequential(&mut self) -> Result<Sample, String> {

@@ -161,10 +161,47 @@ pub fn tree_work_epaq(nodes: gtap::Context<Nodes>, node: i32, height: i32) {
     nodes.store(node, nodes.work_divergent(node));
 }
 
-/// Root kernel of [`tree_work_epaq`]; `out` holds `2^(height+1) - 1` values. At most 96
-/// registers a thread: 20 warps a multiprocessor instead of 16 (see `bench/NOTES.md`).
+/// Root kernel of [`tree_work_epaq`] for any queue count; `out` holds `2^(height+1) - 1`
+/// values. At most 96 registers a thread: 20 warps a multiprocessor instead of 16 (see
+/// `bench/NOTES.md`).
 #[gtap::kernel(max_registers = 96)]
 pub fn tree_epaq_kernel(
+    height: i32,
+    mem_ops: i32,
+    compute_iters: i32,
+    input: Slice<f64>,
+    out: SliceMut<f64>,
+) {
+    let nodes = Nodes {
+        mem_ops,
+        compute_iters,
+        input,
+        out,
+    };
+    gtap::entry!(context(nodes), tree_work_epaq(0, height));
+}
+
+/// [`tree_epaq_kernel`] compiled for 1 queue, as GTaP builds `tree_queue_1` (`tree20_epaq_q1`).
+#[gtap::kernel(max_registers = 96, queues = 1)]
+pub fn tree_epaq_q1_kernel(
+    height: i32,
+    mem_ops: i32,
+    compute_iters: i32,
+    input: Slice<f64>,
+    out: SliceMut<f64>,
+) {
+    let nodes = Nodes {
+        mem_ops,
+        compute_iters,
+        input,
+        out,
+    };
+    gtap::entry!(context(nodes), tree_work_epaq(0, height));
+}
+
+/// [`tree_epaq_kernel`] compiled for 3 queues, as GTaP builds `tree_queue_3` (`tree20_epaq_q3`).
+#[gtap::kernel(max_registers = 96, queues = 3)]
+pub fn tree_epaq_q3_kernel(
     height: i32,
     mem_ops: i32,
     compute_iters: i32,
@@ -338,6 +375,8 @@ mod host {
             );
             let launch = match self.kind {
                 TreeKind::Thread => rt.launch(tree_kernel, args),
+                TreeKind::Epaq { queues: 1 } => rt.launch(tree_epaq_q1_kernel, args),
+                TreeKind::Epaq { queues: 3 } => rt.launch(tree_epaq_q3_kernel, args),
                 TreeKind::Epaq { .. } => rt.launch(tree_epaq_kernel, args),
                 TreeKind::Block => rt.launch(tree_block_kernel, args),
             }

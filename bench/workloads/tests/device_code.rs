@@ -10,10 +10,14 @@ use gtap_host::DeviceCode;
 const KERNELS: &[(&str, &[&str])] = &[
     ("fib_kernel", &["fib"]),
     ("fib_cutoff_kernel", &["fib_cutoff"]),
+    ("fib_cutoff_q1_kernel", &["fib_cutoff"]),
+    ("fib_cutoff_q3_kernel", &["fib_cutoff"]),
     ("nq_kernel", &["nq"]),
     ("nq_join_kernel", &["nq_join"]),
     ("tree_kernel", &["tree_work"]),
     ("tree_epaq_kernel", &["tree_work_epaq"]),
+    ("tree_epaq_q1_kernel", &["tree_work_epaq"]),
+    ("tree_epaq_q3_kernel", &["tree_work_epaq"]),
     ("probtree_kernel", &["probtree_work"]),
     ("cilksort_kernel", &["cilkmerge", "cilksort"]),
     (
@@ -21,6 +25,8 @@ const KERNELS: &[(&str, &[&str])] = &[
         &["cilkmerge_parts", "cilksort_parts", "cilksort_parts_root"],
     ),
     ("cilksort_epaq_kernel", &["cilkmerge_epaq", "cilksort_epaq"]),
+    ("cilksort_epaq_q1_kernel", &["cilkmerge_epaq", "cilksort_epaq"]),
+    ("cilksort_epaq_q3_kernel", &["cilkmerge_epaq", "cilksort_epaq"]),
     ("mergesort_kernel", &["mergesort", "mergesort_root"]),
     ("bfs_kernel", &["bfs"]),
     ("spmv_kernel", &["range_spmv", "spmv_row"]),

@@ -8,7 +8,9 @@ use std::vec::Vec;
 
 use super::parts::cilksort_parts_kernel;
 use super::{EPAQ_CUTOFF, MERGE_CUTOFF, SORT_CUTOFF, merge, merge_split, quarters, sort_small};
-use super::{cilksort_epaq_kernel, cilksort_kernel};
+use super::{
+    cilksort_epaq_kernel, cilksort_epaq_q1_kernel, cilksort_epaq_q3_kernel, cilksort_kernel,
+};
 use crate::measure::{Sample, Workload};
 use crate::sort_case::{SortCase, fork, size_label, task_memory};
 
@@ -92,6 +94,8 @@ impl Workload for Cilksort {
         self.case.time_gpu(rt, |rt, data, tmp| match variant {
             Variant::Plain => rt.launch(cilksort_kernel, (data, tmp)),
             Variant::Parts => rt.launch(cilksort_parts_kernel, (data, tmp)),
+            Variant::Epaq { queues: 1 } => rt.launch(cilksort_epaq_q1_kernel, (data, tmp)),
+            Variant::Epaq { queues: 3 } => rt.launch(cilksort_epaq_q3_kernel, (data, tmp)),
             Variant::Epaq { .. } => rt.launch(cilksort_epaq_kernel, (data, tmp)),
         })
     }
