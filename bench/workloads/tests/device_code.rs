@@ -25,8 +25,14 @@ const KERNELS: &[(&str, &[&str])] = &[
         &["cilkmerge_parts", "cilksort_parts", "cilksort_parts_root"],
     ),
     ("cilksort_epaq_kernel", &["cilkmerge_epaq", "cilksort_epaq"]),
-    ("cilksort_epaq_q1_kernel", &["cilkmerge_epaq", "cilksort_epaq"]),
-    ("cilksort_epaq_q3_kernel", &["cilkmerge_epaq", "cilksort_epaq"]),
+    (
+        "cilksort_epaq_q1_kernel",
+        &["cilkmerge_epaq", "cilksort_epaq"],
+    ),
+    (
+        "cilksort_epaq_q3_kernel",
+        &["cilkmerge_epaq", "cilksort_epaq"],
+    ),
     ("mergesort_kernel", &["mergesort", "mergesort_root"]),
     ("bfs_kernel", &["bfs"]),
     ("spmv_kernel", &["range_spmv", "spmv_row"]),
