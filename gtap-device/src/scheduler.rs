@@ -107,6 +107,19 @@ use crate::trace::{self, TraceCursor};
 /// Busy warps read the stop word once every this many steps.
 pub const STOP_CHECK_STEPS: u32 = 32;
 
+/// Nanoseconds a worker that found nothing to run sleeps before it looks again; each further
+/// idle step in a row doubles it, up to [`IDLE_BACKOFF_MAX_NS`] (a warp) or
+/// [`BLOCK_IDLE_BACKOFF_MAX_NS`] (a block). Sleeping idle workers leave the memory system to
+/// the busy ones, but a long sleep delays the pickup of new work.
+pub(crate) const IDLE_BACKOFF_MIN_NS: u32 = 32;
+/// The longest sleep of an idle warp in thread mode (see [`IDLE_BACKOFF_MIN_NS`]). Shorter
+/// sleeps (512 or 128 ns) made the thread BFS 1.3-5.5 % slower and the EPAQ fib about 1 %
+/// faster (`bench/NOTES.md` entry 72).
+pub(crate) const IDLE_BACKOFF_MAX_NS: u32 = 4096;
+/// The longest sleep of an idle block in block mode: 512 ns took 2.0 % off the block BFS on
+/// the R-MAT graph and 1.5 % on the grid, the block SpMV unchanged (`bench/NOTES.md` entry 72).
+pub(crate) const BLOCK_IDLE_BACKOFF_MAX_NS: u32 = 512;
+
 /// A warp's working step (thread mode) has its phases timed in the stop-check steps only, one
 /// in this many, and each timed step counts for this many (see [`WarpStats`]).
 const TIMED_EVERY: u64 = STOP_CHECK_STEPS as u64;
@@ -458,13 +471,13 @@ impl<'w, const QUEUES: u32> Worker<'w, KEEP, QUEUES> {
     /// fixed, so that it holds only the code of its own kind of launch.
     #[inline(always)]
     pub(crate) fn run_as<R: TaskFunction, const DETACH: bool>(mut self) {
-        let mut idle_ns = 32;
+        let mut idle_ns = IDLE_BACKOFF_MIN_NS;
         loop {
             match self.step_as::<R, DETACH>() {
-                Step::Worked => idle_ns = 32,
+                Step::Worked => idle_ns = IDLE_BACKOFF_MIN_NS,
                 Step::Idle => {
                     self.back_off(idle_ns);
-                    idle_ns = (idle_ns * 2).min(4096);
+                    idle_ns = (idle_ns * 2).min(IDLE_BACKOFF_MAX_NS);
                 }
                 Step::Stopped => break,
             }

@@ -8,7 +8,7 @@ use crate::join::{self, Done};
 use crate::lane::FAILED;
 use crate::queue::{self, Batch};
 use crate::record::{COMPLETING, NONE};
-use crate::scheduler::{Found, Step, Worker};
+use crate::scheduler::{BLOCK_IDLE_BACKOFF_MAX_NS, Found, IDLE_BACKOFF_MIN_NS, Step, Worker};
 use crate::task::BlockTask;
 use crate::trace;
 
@@ -76,14 +76,14 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
     /// fixed, so that it holds only the code of its own kind of launch.
     #[inline(always)]
     pub(crate) fn run_as<R: BlockTask, const DETACH: bool>(mut self) {
-        let mut idle_ns = 32;
+        let mut idle_ns = IDLE_BACKOFF_MIN_NS;
         loop {
             let start = arch::clock();
             match self.step_as::<R, DETACH>() {
-                Step::Worked => idle_ns = 32,
+                Step::Worked => idle_ns = IDLE_BACKOFF_MIN_NS,
                 Step::Idle => {
                     arch::backoff(idle_ns);
-                    idle_ns = (idle_ns * 2).min(4096);
+                    idle_ns = (idle_ns * 2).min(BLOCK_IDLE_BACKOFF_MAX_NS);
                     let idle = arch::clock().wrapping_sub(start);
                     if let Some(s) = &self.scheduler {
                         s.count(|st| st.cycles_idle += idle);
