@@ -32,6 +32,17 @@ pub struct Nodes {
 }
 
 impl Nodes {
+    /// A tree launch's context: `mem_ops` and `compute_iters` of the per-node work, its
+    /// `input`, and `out` for every node's value (what each tree kernel receives).
+    fn new(mem_ops: i32, compute_iters: i32, input: Slice<f64>, out: SliceMut<f64>) -> Self {
+        Self {
+            mem_ops,
+            compute_iters,
+            input,
+            out,
+        }
+    }
+
     /// Writes node `node`'s value. Every node of the tree is visited by exactly one task.
     fn store(&self, node: i32, value: f64) {
         // SAFETY: node indices are distinct across tasks (the children of `n` are 2n+1 and
@@ -86,12 +97,7 @@ pub fn tree_kernel(
     input: Slice<f64>,
     out: SliceMut<f64>,
 ) {
-    let nodes = Nodes {
-        mem_ops,
-        compute_iters,
-        input,
-        out,
-    };
+    let nodes = Nodes::new(mem_ops, compute_iters, input, out);
     gtap::entry!(context(nodes), tree_work(0, height));
 }
 
@@ -129,12 +135,7 @@ pub fn tree_block_kernel(
     input: Slice<f64>,
     out: SliceMut<f64>,
 ) {
-    let nodes = Nodes {
-        mem_ops,
-        compute_iters,
-        input,
-        out,
-    };
+    let nodes = Nodes::new(mem_ops, compute_iters, input, out);
     gtap::entry!(context(nodes), tree_work_block(0, height));
 }
 
@@ -172,12 +173,7 @@ pub fn tree_epaq_kernel(
     input: Slice<f64>,
     out: SliceMut<f64>,
 ) {
-    let nodes = Nodes {
-        mem_ops,
-        compute_iters,
-        input,
-        out,
-    };
+    let nodes = Nodes::new(mem_ops, compute_iters, input, out);
     gtap::entry!(context(nodes), tree_work_epaq(0, height));
 }
 
@@ -190,12 +186,7 @@ pub fn tree_epaq_q1_kernel(
     input: Slice<f64>,
     out: SliceMut<f64>,
 ) {
-    let nodes = Nodes {
-        mem_ops,
-        compute_iters,
-        input,
-        out,
-    };
+    let nodes = Nodes::new(mem_ops, compute_iters, input, out);
     gtap::entry!(context(nodes), tree_work_epaq(0, height));
 }
 
@@ -208,12 +199,7 @@ pub fn tree_epaq_q3_kernel(
     input: Slice<f64>,
     out: SliceMut<f64>,
 ) {
-    let nodes = Nodes {
-        mem_ops,
-        compute_iters,
-        input,
-        out,
-    };
+    let nodes = Nodes::new(mem_ops, compute_iters, input, out);
     gtap::entry!(context(nodes), tree_work_epaq(0, height));
 }
 
