@@ -78,10 +78,10 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
     pub(crate) fn run_as<R: BlockTask, const DETACH: bool>(mut self) {
         let mut idle_ns = IDLE_BACKOFF_MIN_NS;
         loop {
-            let start = arch::clock();
             match self.step_as::<R, DETACH>() {
                 Step::Worked => idle_ns = IDLE_BACKOFF_MIN_NS,
                 Step::Idle => {
+                    let start = arch::clock();
                     arch::backoff(idle_ns);
                     idle_ns = (idle_ns * 2).min(BLOCK_IDLE_BACKOFF_MAX_NS);
                     let idle = arch::clock().wrapping_sub(start);
@@ -106,9 +106,17 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
         let shared = unsafe { &*view.shared };
         let slot = (self.steps & 1) as usize;
         self.steps = self.steps.wrapping_add(1);
-        let start = arch::clock();
         if let Some(s) = &mut self.scheduler {
+            // The step's clocks are the scheduling warp's alone and live in its statistics, not
+            // in registers that every thread would carry across the poll.
+            let start = arch::clock();
             let task = find::<QUEUES, DETACH>(s);
+            if task == IDLE || task == STOP {
+                let searched = arch::clock().wrapping_sub(start);
+                s.count(|st| st.cycles_idle += searched);
+            } else {
+                s.count(|st| st.cycles_scheduling = st.cycles_scheduling.wrapping_sub(start));
+            }
             // The lowest live lane, not lane 0: on the GPU thread 0 exits when its task panics,
             // and the block must still see the `STOP` that ends the aborting launch.
             s.warp().leader_only(|| shared.task[slot].store(task));
@@ -123,7 +131,13 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
         if task == IDLE {
             return Step::Idle;
         }
-        let polls = arch::clock();
+        if let Some(s) = &self.scheduler {
+            let polls = arch::clock();
+            s.count(|st| {
+                st.cycles_scheduling = st.cycles_scheduling.wrapping_add(polls);
+                st.cycles_running = st.cycles_running.wrapping_sub(polls);
+            });
+        }
         if !arch::block_thread_retired() && !poll::<R>(task, shared) {
             // The task panicked on this thread (the launch is aborting): as a GPU thread exits
             // in the panic handler, this one takes no further part (on the GPU both calls
@@ -133,8 +147,8 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
         // Orders every thread's writes of the poll before the scheduling warp's release fence
         // in the fold (see "Ordering" in the module docs).
         arch::block_barrier();
-        let ended = arch::clock();
         if let Some(s) = &mut self.scheduler {
+            let ended = arch::clock();
             let warp = s.warp();
             let verdict = warp.leader(|| judge::<DETACH>(task, shared, view.threads));
             // The step's second test of the trace, after the poll: nothing of it (not even the
@@ -147,8 +161,8 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
             s.count(|st| {
                 st.tasks += 1;
                 st.steps += 1;
-                st.cycles_running += ended.wrapping_sub(polls);
-                st.cycles_scheduling += polls.wrapping_sub(start) + now.wrapping_sub(ended);
+                st.cycles_running = st.cycles_running.wrapping_add(ended);
+                st.cycles_scheduling = st.cycles_scheduling.wrapping_add(now.wrapping_sub(ended));
             });
         }
         Step::Worked
