@@ -510,6 +510,12 @@ pub fn user_barrier() {
     unsafe { &*b.baton }.barrier(b.member, crate::cpu::baton::HELPERS);
 }
 
+/// The GPU's barrier of the first warp alone, for helpers that use cheap barriers: never
+/// called on the CPU, whose helpers run their rounds on a copy ([`CHEAP_BARRIERS`] is false).
+pub fn user_warp_barrier() {
+    unreachable!("the CPU executor's block helpers use no warp barrier")
+}
+
 /// Whether the calling block-mode thread retired after a panic in its task (thread 0, which
 /// goes on scheduling but polls no more).
 pub fn block_thread_retired() -> bool {

@@ -23,7 +23,8 @@
 //! * Thread identity for user code ([`lane_index`], [`warp_index`], [`block_index`]).
 //! * Block mode ([`crate::block`]): [`BlockView`] (the block's shared state, exchange cells and
 //!   lent shared memory, and the thread's index), [`block_barrier`] (the scheduler's),
-//!   [`user_barrier`] (the helpers'), [`current_block_lane`]. On the GPU they are shared memory
+//!   [`user_barrier`] (the helpers'; [`user_warp_barrier`] for their rounds inside the first
+//!   warp), [`current_block_lane`]. On the GPU they are shared memory
 //!   and `barrier.sync`; in the CPU executor a simulated block of OS threads whose barriers pass a
 //!   baton ([`crate::cpu`]).
 

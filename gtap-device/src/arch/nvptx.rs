@@ -501,6 +501,16 @@ pub fn user_barrier() {
     unsafe { asm!("barrier.sync 1;") };
 }
 
+/// The helpers' barrier among the threads of the block's first warp alone (`bar.warp.sync`,
+/// which orders their shared-memory accesses): a reduction's last rounds, whose operands the
+/// first warp wrote, need no block barrier each.
+#[inline(always)]
+pub fn user_warp_barrier() {
+    // SAFETY: every thread of the first warp reaches it (block sizes are multiples of 32);
+    // exited threads are not waited for.
+    unsafe { asm!("bar.warp.sync 0xffffffff;") };
+}
+
 /// The calling thread as a block-mode lane: its own context, the block's scheduling state (that
 /// of its first warp) and the block's worker index (its first warp's index); no scratch memory
 /// (a block-mode block has none, see `abi::shared`).

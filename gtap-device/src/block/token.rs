@@ -37,6 +37,9 @@ pub struct Block {
 /// The most threads a block has.
 const MAX_THREADS: usize = 1024;
 
+/// Threads of a warp: a block's first warp is its threads `0..WARP`.
+const WARP: u32 = arch::WARP_SIZE;
+
 /// One exchange cell: room for any helper value, aligned for any of them.
 #[repr(C, align(16))]
 struct Cell([u8; EXCHANGE_BYTES]);
@@ -108,8 +111,7 @@ impl Block {
         unsafe { Self::cell::<T>(t).write(v) };
         arch::user_barrier();
         if arch::CHEAP_BARRIERS {
-            let mut half = n.next_power_of_two() / 2;
-            while half > 0 {
+            let round = |half: u32| {
                 if t < half && t + half < n {
                     // SAFETY: as above; in this round thread `t` alone writes cell `t`, and
                     // cell `t + half` is read by thread `t` alone.
@@ -119,9 +121,27 @@ impl Block {
                         Self::cell::<T>(t).write(op(a, b));
                     }
                 }
+            };
+            let mut half = n.next_power_of_two() / 2;
+            // A round whose writers span warps ends with a block barrier.
+            while half > WARP {
+                round(half);
                 arch::user_barrier();
                 half /= 2;
             }
+            // From here on only the first warp's threads write, and only they read what was
+            // written since the last block barrier: a warp barrier a round, then one block
+            // barrier for the result (the same rounds and pairs as before).
+            if t < WARP {
+                while half > 0 {
+                    round(half);
+                    half /= 2;
+                    if half > 0 {
+                        arch::user_warp_barrier();
+                    }
+                }
+            }
+            arch::user_barrier();
             // SAFETY: as above; cell 0 is not written again before the next helper's barrier.
             unsafe { Self::cell::<T>(0).read() }
         } else {
