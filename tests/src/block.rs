@@ -226,6 +226,47 @@ pub fn helpers_seq(depth: u32, salt: u32, threads: u32) -> u64 {
         ^ below.wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
+/// Threads per block of [`wide_sum_kernel`]: seven warps, not a power of two, so that the
+/// reduction's first rounds pair threads of different warps and its last run in the first.
+pub const WIDE_BLOCK: u32 = 224;
+
+/// Thread `t`'s operand of [`wide_sum`]: magnitudes far apart, so that the floating-point sum
+/// depends on the order of its additions.
+pub fn wide_value(t: u32, salt: u32) -> f64 {
+    let big = if t.is_multiple_of(5) { 1.0e12 } else { 1.0 };
+    big / (t as f64 + 1.0) + salt as f64 / 7.0
+}
+
+/// The block's floating-point sum of [`wide_value`] (the bits of thread 0's view, the task's
+/// result): it shows which pairs the reduction added, in which order.
+#[gtap::function(block)]
+pub fn wide_sum(block: &gtap::Block, salt: u32) -> u64 {
+    block.sum(wide_value(block.thread_index(), salt)).to_bits()
+}
+
+/// Root of [`wide_sum`].
+#[gtap::kernel(block = 224)]
+pub fn wide_sum_kernel(salt: u32) -> u64 {
+    gtap::entry!(wide_sum(salt))
+}
+
+/// Sequential reference of [`wide_sum`]: the documented tree of [`gtap::Block::reduce`] (round
+/// by round, thread `t` adds thread `t + half`'s value to its own).
+pub fn wide_sum_seq(salt: u32, threads: u32) -> u64 {
+    let mut cells = [0.0f64; 1024];
+    for (t, c) in cells.iter_mut().enumerate().take(threads as usize) {
+        *c = wide_value(t as u32, salt);
+    }
+    let mut half = threads.next_power_of_two() / 2;
+    while half > 0 {
+        for t in 0..half.min(threads - half) as usize {
+            cells[t] += cells[t + half as usize];
+        }
+        half /= 2;
+    }
+    cells[0].to_bits()
+}
+
 /// A block-mode task asking for thread-mode scratch memory, which block mode does not have.
 #[gtap::function(block)]
 pub fn wants_scratch(block: &gtap::Block) -> u32 {

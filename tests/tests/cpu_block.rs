@@ -70,6 +70,21 @@ fn every_helper_and_per_thread_spawns_match_the_sequential_reference() {
 }
 
 #[test]
+fn a_block_reduction_adds_the_same_pairs_in_the_same_order_as_its_reference() {
+    use gtap_tests::block::{WIDE_BLOCK, wide_sum_kernel, wide_sum_seq};
+    let want = wide_sum_seq(3, WIDE_BLOCK);
+    // Not the sum in thread order: the test would not see a change of the tree otherwise.
+    let in_order: f64 = (0..WIDE_BLOCK)
+        .map(|t| gtap_tests::block::wide_value(t, 3))
+        .sum();
+    assert_ne!(in_order.to_bits(), want);
+    let got = deterministic(1, 1, WIDE_BLOCK)
+        .launch(wide_sum_kernel, (3,))
+        .unwrap();
+    assert_eq!(got.result, want);
+}
+
+#[test]
 fn a_wait_reached_by_part_of_the_block_is_a_typed_error_then_the_runtime_runs_on() {
     use gtap_host::{DeviceErrorKind, Error};
     use gtap_tests::block::{BLOCK, helpers_kernel, helpers_seq, partial_wait_kernel};

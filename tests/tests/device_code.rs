@@ -148,6 +148,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("partial_wait_kernel", &["one", "partial_wait"]),
             ("helpers_kernel", &["helpers"]),
             ("wants_scratch_kernel", &["wants_scratch"]),
+            ("wide_sum_kernel", &["wide_sum"]),
             ("shared_words_kernel", &["shared_words"]),
             ("args_after_waits_kernel", &["args_after_waits"]),
             ("four_after_wait_kernel", &["four_after_wait"]),

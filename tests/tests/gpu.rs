@@ -1205,6 +1205,21 @@ fn block_mode_helpers_and_per_thread_spawns_are_exact() {
 }
 
 #[test]
+fn a_block_reduction_adds_the_same_pairs_in_the_same_order_as_its_reference() {
+    use gtap_tests::block::{WIDE_BLOCK, wide_sum_kernel, wide_sum_seq};
+    let Some(mut rt) = block_gpu(&gtap_tests::DEVICE_CODE, WIDE_BLOCK) else {
+        return;
+    };
+    for salt in [0, 3, 11] {
+        let want = wide_sum_seq(salt, WIDE_BLOCK);
+        for i in 0..repeats() {
+            let got = rt.launch(wide_sum_kernel, (salt,)).unwrap();
+            assert_eq!(got.result, want, "salt {salt}, launch {i}");
+        }
+    }
+}
+
+#[test]
 fn block_mode_arguments_read_after_waits_are_exact() {
     use gtap_tests::block::{
         BLOCK, args_after_waits_kernel, args_after_waits_seq, four_after_wait_kernel,
