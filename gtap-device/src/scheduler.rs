@@ -120,9 +120,9 @@ pub(crate) const IDLE_BACKOFF_MAX_NS: u32 = 4096;
 /// the R-MAT graph and 1.5 % on the grid, the block SpMV unchanged (`bench/NOTES.md` entry 72).
 pub(crate) const BLOCK_IDLE_BACKOFF_MAX_NS: u32 = 512;
 
-/// A warp's working step (thread mode) has its phases timed in the stop-check steps only, one
+/// A working step has its phases timed in the stop-check steps only, one
 /// in this many, and each timed step counts for this many (see [`WarpStats`]).
-const TIMED_EVERY: u64 = STOP_CHECK_STEPS as u64;
+pub(crate) const TIMED_EVERY: u64 = STOP_CHECK_STEPS as u64;
 
 const RUNNING: u32 = 0;
 const FINISHED: u32 = 1;

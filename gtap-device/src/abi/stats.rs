@@ -14,10 +14,9 @@ pub struct WarpStats {
     pub steal_attempts: u64,
     /// Scheduling steps that ran tasks (each runs up to 32).
     pub steps: u64,
-    /// Clock cycles spent running tasks (the polls of each step). In thread mode sampled, as
+    /// Clock cycles spent running tasks (the polls of each step). Sampled, as
     /// `cycles_scheduling` is: only the steps that read the stop word (one in 32) are timed,
-    /// and each counts 32 times, so that the other steps carry no clock reads. A block times
-    /// every step.
+    /// and each counts 32 times, so that the other steps carry no clock reads.
     pub cycles_running: u64,
     /// Clock cycles spent finding batches and ending steps (pops, steals, publishing); sampled
     /// as `cycles_running` is.

@@ -8,7 +8,9 @@ use crate::join::{self, Done};
 use crate::lane::FAILED;
 use crate::queue::{self, Batch};
 use crate::record::{COMPLETING, NONE};
-use crate::scheduler::{BLOCK_IDLE_BACKOFF_MAX_NS, Found, IDLE_BACKOFF_MIN_NS, Step, Worker};
+use crate::scheduler::{
+    BLOCK_IDLE_BACKOFF_MAX_NS, Found, IDLE_BACKOFF_MIN_NS, Step, TIMED_EVERY, Worker,
+};
 use crate::task::BlockTask;
 use crate::trace;
 
@@ -108,13 +110,16 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
         self.steps = self.steps.wrapping_add(1);
         if let Some(s) = &mut self.scheduler {
             // The step's clocks are the scheduling warp's alone and live in its statistics, not
-            // in registers that every thread would carry across the poll.
+            // in registers that every thread would carry across the poll; a working step is
+            // timed only at a stop check (one in `TIMED_EVERY`, counted that many times), as in
+            // thread mode.
             let start = arch::clock();
             let task = find::<QUEUES, DETACH>(s);
             if task == IDLE || task == STOP {
                 let searched = arch::clock().wrapping_sub(start);
                 s.count(|st| st.cycles_idle += searched);
-            } else {
+            } else if s.at_stop_check() {
+                let start = TIMED_EVERY * start;
                 s.count(|st| st.cycles_scheduling = st.cycles_scheduling.wrapping_sub(start));
             }
             // The lowest live lane, not lane 0: on the GPU thread 0 exits when its task panics,
@@ -131,8 +136,8 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
         if task == IDLE {
             return Step::Idle;
         }
-        if let Some(s) = &self.scheduler {
-            let polls = arch::clock();
+        if let Some(s) = self.scheduler.as_ref().filter(|s| s.at_stop_check()) {
+            let polls = TIMED_EVERY * arch::clock();
             s.count(|st| {
                 st.cycles_scheduling = st.cycles_scheduling.wrapping_add(polls);
                 st.cycles_running = st.cycles_running.wrapping_sub(polls);
@@ -148,7 +153,8 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
         // in the fold (see "Ordering" in the module docs).
         arch::block_barrier();
         if let Some(s) = &mut self.scheduler {
-            let ended = arch::clock();
+            let timed = s.at_stop_check();
+            let ended = if timed { arch::clock() } else { 0 };
             let warp = s.warp();
             let verdict = warp.leader(|| judge::<DETACH>(task, shared, view.threads));
             // The step's second test of the trace, after the poll: nothing of it (not even the
@@ -157,12 +163,16 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
                 trace::after_block_poll(warp, verdict);
             }
             settle::<QUEUES, DETACH>(s, task, verdict);
-            let now = arch::clock();
             s.count(|st| {
                 st.tasks += 1;
                 st.steps += 1;
-                st.cycles_running = st.cycles_running.wrapping_add(ended);
-                st.cycles_scheduling = st.cycles_scheduling.wrapping_add(now.wrapping_sub(ended));
+                if timed {
+                    let now = arch::clock();
+                    st.cycles_running = st.cycles_running.wrapping_add(TIMED_EVERY * ended);
+                    st.cycles_scheduling = st
+                        .cycles_scheduling
+                        .wrapping_add(TIMED_EVERY * now.wrapping_sub(ended));
+                }
             });
         }
         Step::Worked
