@@ -112,7 +112,10 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
             // The step's clocks are the scheduling warp's alone and live in its statistics, not
             // in registers that every thread would carry across the poll; a working step is
             // timed only at a stop check (one in `TIMED_EVERY`, counted that many times), as in
-            // thread mode.
+            // thread mode. The same sums as the warp's `time_polls`, `time_polls_ended` and
+            // `count_step`, written out: calling those here (which holds `start` across the
+            // block barrier) made ptxas spill 140 bytes of the block SpMV instead of 20, some
+            // of them around its poll (`bench/NOTES.md` entry 74).
             let start = arch::clock();
             let task = find::<QUEUES, DETACH>(s);
             if task == IDLE || task == STOP {
