@@ -125,9 +125,11 @@ pub fn range_spmv_block(
 }
 
 /// Root kernel of [`range_spmv_block`] over all `y.len()` rows. At most 56 registers a thread:
-/// with no shared memory lent to tasks, 9 blocks a multiprocessor (as many as its shared memory
-/// allows) instead of 7 at 72, for a kernel that waits on memory (see `bench/NOTES.md`).
-#[gtap::kernel(block = 128, max_registers = 56, queues = 1)]
+/// with no shared memory lent to tasks, 9 blocks a multiprocessor instead of 7 at 72, for a
+/// kernel that waits on memory (see `bench/NOTES.md`). No task waits: `no_taskwait`, as GTaP
+/// lowers functions without a `taskwait` (their children get no counter, and a parent finishes
+/// when it returns).
+#[gtap::kernel(block = 128, max_registers = 56, no_taskwait, queues = 1)]
 pub fn spmv_block_kernel(
     row_ptr: Slice<i32>,
     col: Slice<i32>,
@@ -147,7 +149,8 @@ pub fn spmv_block_kernel(
 
 /// Root kernel of [`range_spmv`] over all `y.len()` rows (at most `i32::MAX`). It runs with one
 /// queue but is compiled for any count: `queues = 1` made it 4 % slower (`bench/NOTES.md`).
-#[gtap::kernel]
+/// No task waits: `no_taskwait`, as for [`spmv_block_kernel`].
+#[gtap::kernel(no_taskwait)]
 pub fn spmv_kernel(
     row_ptr: Slice<i32>,
     col: Slice<i32>,
