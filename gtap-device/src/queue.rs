@@ -261,9 +261,6 @@ pub(crate) struct Claim {
     pub(crate) span: Span,
     /// The warp that owns the queue, [`NONE`] when nothing was claimed.
     pub(crate) owner: u32,
-    /// The id at `span.start` when the claim read it already (an own claim of one, see
-    /// [`pop_own`]), [`NONE`] when the lanes read the span.
-    pub(crate) first: u32,
 }
 
 impl Claim {
@@ -272,36 +269,27 @@ impl Claim {
         queue: 0,
         span: Span::EMPTY,
         owner: NONE,
-        first: NONE,
     };
 }
 
 impl Broadcast for Claim {
-    type Words = [u32; 5];
+    type Words = [u32; 4];
     #[inline(always)]
-    fn to_words(self) -> [u32; 5] {
-        [
-            self.queue,
-            self.span.start,
-            self.span.count,
-            self.owner,
-            self.first,
-        ]
+    fn to_words(self) -> [u32; 4] {
+        [self.queue, self.span.start, self.span.count, self.owner]
     }
     #[inline(always)]
-    fn from_words([queue, start, count, owner, first]: [u32; 5]) -> Self {
+    fn from_words([queue, start, count, owner]: [u32; 4]) -> Self {
         Claim {
             queue,
             span: Span { start, count },
             owner,
-            first,
         }
     }
 }
 
 /// Leader: claims up to `max` ids (32 for a warp, 1 for a block) from the calling worker's own
-/// fullest queue, newest first. A claim of one (`max` 1) comes with its id
-/// ([`Claim::first`]), read beside the claim's compare-and-swap.
+/// fullest queue, newest first.
 #[inline]
 pub(crate) fn pop_own<const Q: u32>(
     region: &Region,
@@ -315,12 +303,11 @@ pub(crate) fn pop_own<const Q: u32>(
         if c == 0 {
             return None;
         }
-        if let Some((span, first)) = claim_newest(region, shared, me, q, c, max) {
+        if let Some(span) = claim_newest(region, shared, me, q, c, max) {
             return Some(Claim {
                 queue: q,
                 span,
                 owner: me,
-                first,
             });
         }
     }
@@ -328,8 +315,8 @@ pub(crate) fn pop_own<const Q: u32>(
 
 /// Leader: one attempt to claim up to `max` of the newest ids of the warp's own queue `q`,
 /// expecting `seen` published ids (the warp's view, [`WarpShared::counts`]). On success the
-/// warp's tail moves back over them, and a claim of one comes with its id (else [`NONE`]).
-/// `None`: thieves claimed some since (the view now holds what is left), read again.
+/// warp's tail moves back over them. `None`: thieves claimed some since (the view now holds
+/// what is left), read again.
 #[inline]
 fn claim_newest(
     region: &Region,
@@ -338,18 +325,8 @@ fn claim_newest(
     q: u32,
     seen: u32,
     max: u32,
-) -> Option<(Span, u32)> {
+) -> Option<Span> {
     let n = seen.min(max);
-    let tail = shared.tails[q as usize].load().wrapping_sub(n);
-    // A claim of one reads its id before the compare-and-swap, so that the two round trips
-    // overlap instead of following each other. The read needs no claim: only this warp writes
-    // its ring, and it wrote the entry at `tail` before publishing it (program order), so the
-    // id there is the one the claim takes if it succeeds; if it fails the read is dropped.
-    let first = if max == 1 {
-        read(region, me, q, tail)
-    } else {
-        NONE
-    };
     // Relaxed: the claimed ids and their records were written by this warp (or acquired by one
     // of its lanes before it staged them), and the compare-and-swap only has to be atomic to
     // keep the owner's and the thieves' ranges apart. As a read-modify-write it continues the
@@ -370,14 +347,12 @@ fn claim_newest(
             return None;
         }
     }
+    let tail = shared.tails[q as usize].load().wrapping_sub(n);
     shared.tails[q as usize].store(tail);
-    Some((
-        Span {
-            start: tail,
-            count: n,
-        },
-        first,
-    ))
+    Some(Span {
+        start: tail,
+        count: n,
+    })
 }
 
 /// Leader: claims up to `max` of the newest published ids of the calling warp's own queue `q`,
@@ -394,7 +369,7 @@ pub(crate) fn pop_own_at(region: &Region, shared: &WarpShared, me: u32, q: u32, 
         if c == 0 {
             return Span::EMPTY;
         }
-        if let Some((claimed, _)) = claim_newest(region, shared, me, q, c, max) {
+        if let Some(claimed) = claim_newest(region, shared, me, q, c, max) {
             return claimed;
         }
     }
@@ -450,7 +425,6 @@ pub(crate) fn try_steal<const Q: u32>(
                         count: n,
                     },
                     owner: victim,
-                    first: NONE,
                 });
             }
         }
@@ -737,7 +711,6 @@ mod tests {
             queue,
             span: Span { start, count },
             owner,
-            first: NONE,
         }
     }
 
@@ -827,35 +800,6 @@ mod tests {
         assert_eq!(ring_ids(region, 0, 0, 32, 32), (32..64).collect::<Vec<_>>());
         assert_eq!(owner.shared().overflow.load(), NONE);
         assert_eq!(launch.error(), None);
-    }
-
-    #[test]
-    fn a_claim_of_one_carries_its_id() {
-        for at in STARTS {
-            let launch = Launch::leak(geometry(2, 128, 1));
-            let region = launch.region();
-            let owner = Warp::new(region, 0, None);
-            preset_positions(region, owner.shared(), 0, at);
-            stage_on(&owner, 0, 0..40);
-            let _ = fold::<KEEP, 0, false>(&owner, false);
-            let mut rng = XorShift64::new(5);
-            // 8 published at positions at..at + 8 (ids 32..40): a block's pop takes the newest
-            // with its id.
-            let own = pop_own::<0>(region, owner.shared(), 0, &mut rng, 1);
-            let mut want = claim(0, at.wrapping_add(7), 1, 0);
-            want.first = 39;
-            assert_eq!(own, Some(want));
-            // A thief takes the other 7; the owner's view still says 7, so its next claim reads
-            // an id, fails its compare-and-swap and finds the queue empty.
-            assert_eq!(
-                try_steal::<0>(region, 1, &mut rng, WARP_SIZE, 1),
-                Some(claim(0, at, 7, 0))
-            );
-            end_steal(region, 0, 0, at, 7);
-            assert_eq!(owner.shared().counts[0].load(), 7);
-            assert_eq!(pop_own::<0>(region, owner.shared(), 0, &mut rng, 1), None);
-            assert_eq!(owner.shared().counts[0].load(), 0);
-        }
     }
 
     #[test]
@@ -979,7 +923,6 @@ mod tests {
                                     queue: q,
                                     span: Span { start, count: n },
                                     owner: v,
-                                    ..
                                 } = stolen;
                                 let got = ring_ids(region, v, q, start, n);
                                 end_steal(region, v, q, start, n);

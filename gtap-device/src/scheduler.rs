@@ -628,7 +628,6 @@ impl<'w, const BATCH: u32, const QUEUES: u32> Worker<'w, BATCH, QUEUES> {
             queue: q,
             span: Span { start, count: n },
             owner: victim,
-            first,
         } = claim;
         self.count(|s| s.steal_attempts += (victim != me) as u64);
         if n == 0 {
@@ -644,9 +643,6 @@ impl<'w, const BATCH: u32, const QUEUES: u32> Worker<'w, BATCH, QUEUES> {
         let ids = warp.lanes(|lane| {
             if lane >= n {
                 return NONE;
-            }
-            if lane == 0 && first != NONE {
-                return first;
             }
             if stolen {
                 // Acquire, by every lane: the victim's records and ring entries are visible.
