@@ -114,7 +114,8 @@ pub const STOP_CHECK_STEPS: u32 = 32;
 pub(crate) const IDLE_BACKOFF_MIN_NS: u32 = 32;
 /// The longest sleep of an idle warp in thread mode (see [`IDLE_BACKOFF_MIN_NS`]). Shorter
 /// sleeps (512 or 128 ns) made the thread BFS 1.3-5.5 % slower and the EPAQ fib about 1 %
-/// faster (`bench/NOTES.md` entry 72).
+/// faster (`bench/NOTES.md` entry 72); longer ones (16384 or 65536 ns) made the R-MAT BFS 20 %
+/// and 110 % slower (late pickups re-visit vertices) and the EPAQ fib 5-19 % (entry 75).
 pub(crate) const IDLE_BACKOFF_MAX_NS: u32 = 4096;
 /// The longest sleep of an idle block in block mode: 512 ns took 2.0 % off the block BFS on
 /// the R-MAT graph and 1.5 % on the grid, the block SpMV unchanged (`bench/NOTES.md` entry 72).
