@@ -1,6 +1,7 @@
 # Helpers for one device call's script, sourced by it (not run): unpacking the binaries built
-# here, the GPU tests, the examples, A/B runs of several gtap-bench binaries, a side-by-side run
-# beside GTaP, and packing the logs. A call's script then says only what it measures:
+# here, the GPU tests, the examples, A/B runs of several gtap-bench binaries, Nsight Compute
+# profiles, a side-by-side run beside GTaP, and packing the logs. A call's script then says only
+# what it measures:
 #
 #     #!/usr/bin/env bash
 #     set -uo pipefail
@@ -69,6 +70,34 @@ ab() {
     echo "$v $tag rc $?"
     grep -E "^   gtap" "$OUT/ab/$v-$tag.log" | awk '{print $NF, $3}' | tr '\n' ' '
     echo
+    pack_logs
+}
+
+# ncu_prof NAME KERNEL_REGEX SECTION... -- COMMAND...: Nsight Compute on one launch of the kernels
+# matching KERNEL_REGEX that COMMAND runs (gtap-bench with `--warmup 0 --runs 1`, or a GTaP
+# binary), with the given sections, into $OUT/ncu: NAME.details.txt and, with SourceCounters,
+# the per-instruction SASS counts and stall samples (NAME.sass.csv.gz). Skipped when less than
+# 45 s of the call are left.
+ncu_prof() {
+    local name=$1 k=$2
+    shift 2
+    local secs=()
+    while [ "$1" != "--" ]; do
+        secs+=(--section "$1")
+        shift
+    done
+    shift
+    [ "$(left)" -gt 45 ] || { echo "skip $name"; return; }
+    mkdir -p "$OUT/ncu"
+    timeout $(( $(left) - 25 )) ncu --clock-control none "${secs[@]}" -k "regex:$k" -c 1 \
+        -o "$OUT/ncu/$name" "$@" >"$OUT/ncu/$name.run.log" 2>&1
+    echo "ncu $name rc $?"
+    ncu --import "$OUT/ncu/$name.ncu-rep" --page details >"$OUT/ncu/$name.details.txt" 2>&1
+    if [[ " ${secs[*]} " == *SourceCounters* ]]; then
+        ncu --import "$OUT/ncu/$name.ncu-rep" --page source --csv --print-source sass 2>&1 |
+            gzip >"$OUT/ncu/$name.sass.csv.gz"
+    fi
+    rm -f "$OUT/ncu/$name.ncu-rep"
     pack_logs
 }
 
