@@ -43,7 +43,8 @@
 //!
 //! Environment: `GTAP_ARCH` (overrides [`Builder::arch`]), `GTAP_DEVICE_RUSTC`,
 //! `GTAP_DEVICE_CARGO`, `GTAP_LLVM_BIN`, `GTAP_DEVICE_TARGET_DIR`, `GTAP_REQUIRE_DEVICE`,
-//! `GTAP_PTXAS`, `GTAP_CUBIN_ARCHS`, `CUDA_HOME`; for the linker `GTAP_KEEP_LINK_TEMPS`.
+//! `GTAP_PTXAS`, `GTAP_CUBIN_ARCHS`, `GTAP_LINEINFO` (source lines in the SASS, for profilers:
+//! see `lineinfo`), `CUDA_HOME`; for the linker `GTAP_KEEP_LINK_TEMPS`.
 
 #![warn(missing_docs)]
 
@@ -54,6 +55,7 @@ mod env;
 mod error;
 mod inputs;
 mod ir;
+mod lineinfo;
 mod link;
 mod manifest;
 mod nested;
@@ -96,6 +98,7 @@ pub const ENV_VARS: &[&str] = &[
     "GTAP_DEVICE_BUILD",
     "GTAP_PTXAS",
     "GTAP_CUBIN_ARCHS",
+    "GTAP_LINEINFO",
     "CUDA_HOME",
 ];
 
@@ -336,6 +339,7 @@ impl Builder {
         let llvm = search.llvm_tools(&toolchain)?;
         let device_dir = absolute(self.device_dir(&env)?);
         let linker = std::env::current_exe().map_err(|e| Error::io("find", "current exe", e))?;
+        let line_info = lineinfo::requested(&env);
         let nested = NestedBuild {
             toolchain: toolchain.clone(),
             manifest: manifest.clone(),
@@ -345,6 +349,7 @@ impl Builder {
             target_dir: device_dir.join(arch.as_str()),
             linker,
             features: self.features_for(&env),
+            line_info,
         };
         let built = nested.run(&package)?;
         let sources = fs::read_to_string(nested::dep_info_of(&built))
@@ -357,6 +362,12 @@ impl Builder {
             .unwrap_or_else(|| "device".into());
         let dir = device_dir.join("ptx").join(arch.as_str()).join(stem);
         let mut modules = copy_modules(&linked, &dir)?;
+        if line_info {
+            for m in &modules {
+                let ptx = fs::read_to_string(&m.ptx).map_err(|e| Error::io("read", &m.ptx, e))?;
+                write_if_changed(&m.ptx, lineinfo::line_directives_only(&ptx).as_bytes())?;
+            }
+        }
 
         let crate_dir = manifest.parent().unwrap_or(Path::new("."));
         let (assembled, no_sass) = match find_ptxas(&env, crate_dir)? {
@@ -382,7 +393,7 @@ impl Builder {
                     .iter()
                     .flat_map(|m| archs.iter().map(|a| (m.ptx.clone(), a.clone())))
                     .collect();
-                let assembled = ptxas::assemble_all(&ptxas, &jobs)?;
+                let assembled = ptxas::assemble_all(&ptxas, &jobs, line_info)?;
                 for a in &assembled {
                     if let Some(m) = modules.iter_mut().find(|m| m.ptx == a.ptx) {
                         m.cubins.push((a.arch.clone(), a.cubin.clone()));

@@ -91,6 +91,8 @@ pub struct NestedBuild {
     pub linker: PathBuf,
     /// `Some(list)`: build with `--no-default-features --features list`.
     pub features: Option<Vec<String>>,
+    /// Line tables for the SASS (`GTAP_LINEINFO`, see `crate::lineinfo`).
+    pub line_info: bool,
 }
 
 impl NestedBuild {
@@ -139,13 +141,20 @@ impl NestedBuild {
             ("RUSTC_BOOTSTRAP", "1".into()),
             ("RUSTC_WRAPPER", "".into()),
             ("RUSTC_WORKSPACE_WRAPPER", "".into()),
-            (
-                "CARGO_ENCODED_RUSTFLAGS",
-                format!("-Ctarget-cpu={}\x1f{NO_RUNTIME_UNROLL_IN_RUSTC}", self.arch).into(),
-            ),
+            ("CARGO_ENCODED_RUSTFLAGS", self.rustflags().into()),
             ("GTAP_DEVICE_BUILD", "1".into()),
             ("GTAP_LINK_RUSTC", self.toolchain.rustc.clone().into()),
         ]
+    }
+
+    /// Every crate's `rustc` flags, `\x1f`-separated (`CARGO_ENCODED_RUSTFLAGS`).
+    fn rustflags(&self) -> String {
+        let mut flags = format!("-Ctarget-cpu={}\x1f{NO_RUNTIME_UNROLL_IN_RUSTC}", self.arch);
+        if self.line_info {
+            flags.push('\x1f');
+            flags.push_str(crate::lineinfo::RUSTC_FLAG);
+        }
+        flags
     }
 
     /// The command, with `outer` (the current environment) scrubbed.

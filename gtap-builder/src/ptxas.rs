@@ -119,15 +119,19 @@ pub struct Assembled {
 }
 
 /// Assembles every `(ptx, arch)` job (`cubin` path next to the PTX, `<stem>.<arch>.cubin`) on up
-/// to as many threads as there are CPUs. Returns the results in the order of `jobs`, or the
-/// first error.
-pub fn assemble_all(ptxas: &Path, jobs: &[(PathBuf, Arch)]) -> Result<Vec<Assembled>, Error> {
-    parallel::map(jobs, |(ptx, arch)| assemble(ptxas, ptx, arch))
+/// to as many threads as there are CPUs, with source lines in the SASS when `line_info`
+/// (`-lineinfo`). Returns the results in the order of `jobs`, or the first error.
+pub fn assemble_all(
+    ptxas: &Path,
+    jobs: &[(PathBuf, Arch)],
+    line_info: bool,
+) -> Result<Vec<Assembled>, Error> {
+    parallel::map(jobs, |(ptx, arch)| assemble(ptxas, ptx, arch, line_info))
         .into_iter()
         .collect()
 }
 
-fn assemble(ptxas: &Path, ptx: &Path, arch: &Arch) -> Result<Assembled, Error> {
+fn assemble(ptxas: &Path, ptx: &Path, arch: &Arch, line_info: bool) -> Result<Assembled, Error> {
     let cubin = ptx.with_extension(format!("{arch}.cubin"));
     let start = Instant::now();
     let run = |ceiling: Option<u32>| {
@@ -136,6 +140,9 @@ fn assemble(ptxas: &Path, ptx: &Path, arch: &Arch) -> Result<Assembled, Error> {
         let mut args: Vec<&std::ffi::OsStr> = vec![arch_flag.as_ref()];
         if let Some(flag) = &ceiling_flag {
             args.push(flag.as_ref());
+        }
+        if line_info {
+            args.push("-lineinfo".as_ref());
         }
         args.extend([
             "-v".as_ref(),
