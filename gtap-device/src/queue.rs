@@ -49,6 +49,16 @@
 //!   batch from it before it pops its rings or steals ([`take_overflow`]), and thieves never see
 //!   it (a ring that overflows is full of ids to steal). The common path pays one comparison
 //!   per id staged past [`KEEP`], as the capacity check it replaces did.
+//! * **Oldest first in a detached block launch.** A block-mode launch whose tasks never wait
+//!   (`no_taskwait`) has no joins, so the depth-first order that bounds a joining launch's live
+//!   tasks buys it nothing, and searches that correct labels (an asynchronous BFS) re-visit far
+//!   less in the order they discovered their work: the block claims up to [`BLOCK_CLAIM`] of its
+//!   own *oldest* ids at a time, half of what it published, as a thief does (under the queue's
+//!   lock, [`pop_own_oldest`]), and runs them oldest first; thieves take half too. A child is
+//!   run at once (kept by the fold) only by a block that has no claimed ids left, as a block
+//!   always does in a joining launch. A queue holding more than half the block's task slots is
+//!   popped newest first again, so the order never holds more tasks live than the depth-first
+//!   one would need to drain (bench/NOTES.md entry 78).
 //! * **DAQ**: an idle warp pops its fullest queue; a thief picks the victim's fullest queue; the
 //!   fold keeps the queue that received the most, so a batch holds tasks of one kind.
 
@@ -60,6 +70,10 @@ use crate::math::XorShift64;
 use crate::record::NONE;
 use crate::region::Region;
 use crate::scheduler::WarpShared;
+
+/// Ids a block claims at once from a queue in a detached launch (its own oldest, or a steal):
+/// see "Oldest first" in the module docs.
+pub(crate) const BLOCK_CLAIM: u32 = WARP_SIZE;
 
 /// Ids of one queue a warp keeps in shared memory from one step to run in the next: a batch.
 pub const KEEP: u32 = WARP_SIZE;
@@ -251,8 +265,8 @@ impl Broadcast for Span {
 }
 
 /// Where a warp's next batch comes from: a span of queue `queue` of warp `owner`, the warp
-/// itself after a pop of its own, another after a steal (which leaves that queue locked until
-/// [`end_steal`]).
+/// itself after a pop of its own, another after a steal. A claim from the oldest end (a steal,
+/// or a block's own oldest ids) leaves the queue locked until [`end_steal`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Claim {
     /// The queue the ids are in.
@@ -261,6 +275,8 @@ pub(crate) struct Claim {
     pub(crate) span: Span,
     /// The warp that owns the queue, [`NONE`] when nothing was claimed.
     pub(crate) owner: u32,
+    /// Whether the claim holds the queue's lock (it took the oldest ids).
+    pub(crate) locked: bool,
 }
 
 impl Claim {
@@ -269,21 +285,27 @@ impl Claim {
         queue: 0,
         span: Span::EMPTY,
         owner: NONE,
+        locked: false,
     };
 }
+
+/// [`Claim::locked`] in the broadcast queue word (queues are far fewer than 2^31).
+const LOCKED: u32 = 1 << 31;
 
 impl Broadcast for Claim {
     type Words = [u32; 4];
     #[inline(always)]
     fn to_words(self) -> [u32; 4] {
-        [self.queue, self.span.start, self.span.count, self.owner]
+        let queue = self.queue | if self.locked { LOCKED } else { 0 };
+        [queue, self.span.start, self.span.count, self.owner]
     }
     #[inline(always)]
     fn from_words([queue, start, count, owner]: [u32; 4]) -> Self {
         Claim {
-            queue,
+            queue: queue & !LOCKED,
             span: Span { start, count },
             owner,
+            locked: queue & LOCKED != 0,
         }
     }
 }
@@ -308,6 +330,60 @@ pub(crate) fn pop_own<const Q: u32>(
                 queue: q,
                 span,
                 owner: me,
+                locked: false,
+            });
+        }
+    }
+}
+
+/// Block leader, in a detached launch: claims up to `max` of the oldest ids of the block's own
+/// fullest queue, half of what it holds, as a thief does (the queue stays locked until
+/// [`end_steal`]). `None` when the queue is empty, and when the block's view says it holds more
+/// than half the block's task slots, which the newest-first pop drains (see "Oldest first" in
+/// the module docs).
+#[inline]
+pub(crate) fn pop_own_oldest<const Q: u32>(
+    region: &Region,
+    shared: &WarpShared,
+    me: u32,
+    rng: &mut XorShift64,
+    max: u32,
+) -> Option<Claim> {
+    let (q, seen) = pick::<Q>(region, rng, |q| shared.counts[q as usize].load());
+    if seen == 0 || seen > region.slots_per_warp / 2 {
+        return None;
+    }
+    let meta = region.queue_meta(me, q);
+    // Thieves hold the lock only while they copy their claim out, and never wait while holding
+    // it, so this ends.
+    while meta.lock.compare_exchange(0, 1, Ordering::Acquire).is_err() {}
+    let view = &shared.counts[q as usize];
+    loop {
+        // Relaxed, as the owner's newest-first claim: the ids and their records are this
+        // block's own (see `claim_newest`).
+        let c = meta.count.load(Ordering::Relaxed);
+        if c == 0 {
+            view.store(0);
+            meta.lock.store(0, Ordering::Release);
+            return None;
+        }
+        let n = c.div_ceil(2).min(max);
+        if meta
+            .count
+            .compare_exchange(c, c - n, Ordering::Relaxed)
+            .is_ok()
+        {
+            view.store(c - n);
+            // Only lock holders write `head`.
+            let head = meta.head.load(Ordering::Relaxed);
+            return Some(Claim {
+                queue: q,
+                span: Span {
+                    start: head,
+                    count: n,
+                },
+                owner: me,
+                locked: true,
             });
         }
     }
@@ -376,7 +452,8 @@ pub(crate) fn pop_own_at(region: &Region, shared: &WarpShared, me: u32, q: u32, 
 }
 
 /// Leader: tries a few random victims and claims up to `max` of the oldest ids of the victim's
-/// fullest queue. On success the victim queue stays locked until [`end_steal`].
+/// fullest queue (with `half`, at most half of them). On success the victim queue stays locked
+/// until [`end_steal`].
 ///
 /// Workers are every `stride`-th warp: every warp in thread mode (`stride` 1, a constant the
 /// division folds away), the first warp of each block in block mode (see [`crate::block`]).
@@ -386,6 +463,7 @@ pub(crate) fn try_steal<const Q: u32>(
     me: u32,
     rng: &mut XorShift64,
     max: u32,
+    half: bool,
     stride: u32,
 ) -> Option<Claim> {
     let workers = region.warps / stride;
@@ -411,7 +489,7 @@ pub(crate) fn try_steal<const Q: u32>(
                 meta.lock.store(0, Ordering::Release);
                 break;
             }
-            let n = c.min(max);
+            let n = if half { c.div_ceil(2) } else { c }.min(max);
             if meta
                 .count
                 .compare_exchange(c, c - n, Ordering::AcqRel)
@@ -425,6 +503,7 @@ pub(crate) fn try_steal<const Q: u32>(
                         count: n,
                     },
                     owner: victim,
+                    locked: true,
                 });
             }
         }
@@ -432,7 +511,8 @@ pub(crate) fn try_steal<const Q: u32>(
     None
 }
 
-/// Leader: the lanes have copied the stolen ids out; advance the victim's head and unlock.
+/// Leader: the lanes have copied the ids of a locked claim out (a steal, or a block's own
+/// oldest); advance the queue's head and unlock.
 #[inline]
 pub(crate) fn end_steal(region: &Region, victim: u32, q: u32, head: u32, n: u32) {
     let meta = region.queue_meta(victim, q);
@@ -453,7 +533,8 @@ pub(crate) struct Batch {
 
 /// Warp, after a barrier: ends the staging of a step (see the module docs). The queue that
 /// received the most ids keeps its first `KEPT` as the next batch ([`KEEP`] for a warp, 1 for
-/// a block); every other staged id is written to the rings and published. `release` asks for
+/// a block, 0 for a block that still holds claimed ids); every other staged id is written to
+/// the rings and published. `release` asks for
 /// the release fence even when nothing is published (finished tasks are about to notify their
 /// parents). A `no_taskwait` launch counts the folded ids among its live tasks before the
 /// fence (see "Kernels without waits" in [`crate::scheduler`]).
@@ -461,7 +542,7 @@ pub(crate) fn fold<const KEPT: u32, const Q: u32, const DETACH: bool>(
     warp: &Warp,
     release: bool,
 ) -> Batch {
-    const { assert!(KEPT >= 1 && KEPT <= KEEP) };
+    const { assert!(KEPT <= KEEP) };
     let region = warp.region();
     let shared = warp.shared();
     let me = warp.id();
@@ -706,11 +787,21 @@ mod tests {
         assert!(batch.ids.iter().all(|&id| id == NONE));
     }
 
+    /// A claim from the oldest end (a steal), which holds the queue's lock.
     fn claim(queue: u32, start: u32, count: u32, owner: u32) -> Claim {
         Claim {
             queue,
             span: Span { start, count },
             owner,
+            locked: true,
+        }
+    }
+
+    /// An owner's claim of its newest ids, which takes no lock.
+    fn newest(queue: u32, start: u32, count: u32, owner: u32) -> Claim {
+        Claim {
+            locked: false,
+            ..claim(queue, start, count, owner)
         }
     }
 
@@ -781,7 +872,7 @@ mod tests {
         let _ = fold::<KEEP, 0, false>(&owner, false);
         let mut rng = XorShift64::new(5);
         let stolen =
-            try_steal::<0>(region, 1, &mut rng, WARP_SIZE, 1).expect("32 ids are published");
+            try_steal::<0>(region, 1, &mut rng, WARP_SIZE, false, 1).expect("32 ids are published");
         assert_eq!(stolen, claim(0, 0, 32, 0));
         assert_eq!(ring_ids(region, 0, 0, 0, 32), (32..64).collect::<Vec<_>>());
         end_steal(region, 0, 0, 0, 32);
@@ -814,16 +905,19 @@ mod tests {
             let mut rng = XorShift64::new(9);
             // 68 published at positions at..at + 68 (ids 32..100).
             let own = pop_own::<0>(region, owner.shared(), 0, &mut rng, WARP_SIZE);
-            assert_eq!(own, Some(claim(0, at.wrapping_add(36), 32, 0)));
+            assert_eq!(own, Some(newest(0, at.wrapping_add(36), 32, 0)));
             assert_eq!(
                 ring_ids(region, 0, 0, at.wrapping_add(36), 32),
                 (68..100).collect::<Vec<_>>()
             );
-            let stolen = try_steal::<0>(region, 1, &mut rng, WARP_SIZE, 1);
+            let stolen = try_steal::<0>(region, 1, &mut rng, WARP_SIZE, false, 1);
             assert_eq!(stolen, Some(claim(0, at, 32, 0)));
             assert_eq!(ring_ids(region, 0, 0, at, 32), (32..64).collect::<Vec<_>>());
             // While the thief holds the lock, other thieves pass this queue by.
-            assert_eq!(try_steal::<0>(region, 1, &mut rng, WARP_SIZE, 1), None);
+            assert_eq!(
+                try_steal::<0>(region, 1, &mut rng, WARP_SIZE, false, 1),
+                None
+            );
             end_steal(region, 0, 0, at, 32);
             assert_eq!(region.queue_meta(0, 0).lock.load(Ordering::Relaxed), 0);
             // The four in the middle: a top-up claims at most what it asks for.
@@ -835,15 +929,91 @@ mod tests {
                 }
             );
             let own = pop_own::<0>(region, owner.shared(), 0, &mut rng, WARP_SIZE);
-            assert_eq!(own, Some(claim(0, at.wrapping_add(32), 1, 0)));
+            assert_eq!(own, Some(newest(0, at.wrapping_add(32), 1, 0)));
             assert_eq!(read(region, 0, 0, at.wrapping_add(32)), 64);
             assert_eq!(
                 pop_own::<0>(region, owner.shared(), 0, &mut rng, WARP_SIZE),
                 None
             );
-            assert_eq!(try_steal::<0>(region, 1, &mut rng, WARP_SIZE, 1), None);
+            assert_eq!(
+                try_steal::<0>(region, 1, &mut rng, WARP_SIZE, false, 1),
+                None
+            );
             assert_eq!(pop_own_at(region, owner.shared(), 0, 0, 32), Span::EMPTY);
             assert_eq!(region.queue_meta(0, 0).count.load(Ordering::Relaxed), 0);
+        }
+    }
+
+    #[test]
+    fn a_block_claims_half_its_oldest_ids_under_the_lock() {
+        for at in STARTS {
+            let launch = Launch::leak(geometry(2, 128, 1));
+            let region = launch.region();
+            let owner = Warp::new(region, 0, None);
+            preset_positions(region, owner.shared(), 0, at);
+            // Fewer than `KEEP`, so the ring holds them in staging order.
+            stage_on(&owner, 0, 0..30);
+            // A block that still holds claimed ids keeps no child: all 30 are published.
+            let batch = fold::<0, 0, true>(&owner, false);
+            assert_eq!(batch.len, 0);
+            let mut rng = XorShift64::new(9);
+            let own = pop_own_oldest::<0>(region, owner.shared(), 0, &mut rng, BLOCK_CLAIM);
+            assert_eq!(own, Some(claim(0, at, 15, 0)), "half, from the oldest end");
+            assert_eq!(ring_ids(region, 0, 0, at, 15), (0..15).collect::<Vec<_>>());
+            assert_eq!(owner.shared().counts[0].load(), 15, "the view follows");
+            // The lock is held until the ids are copied out: thieves pass the queue by.
+            assert_eq!(
+                try_steal::<0>(region, 1, &mut rng, BLOCK_CLAIM, true, 1),
+                None
+            );
+            end_steal(region, 0, 0, at, 15);
+            let stolen = try_steal::<0>(region, 1, &mut rng, BLOCK_CLAIM, true, 1);
+            assert_eq!(
+                stolen,
+                Some(claim(0, at.wrapping_add(15), 8, 0)),
+                "thieves take half"
+            );
+            end_steal(region, 0, 0, at.wrapping_add(15), 8);
+            // The view is stale (the thief took 8); the claim reads the true count.
+            let own = pop_own_oldest::<0>(region, owner.shared(), 0, &mut rng, 4);
+            assert_eq!(
+                own,
+                Some(claim(0, at.wrapping_add(23), 4, 0)),
+                "at most `max`"
+            );
+            assert_eq!(
+                ring_ids(region, 0, 0, at.wrapping_add(23), 4),
+                (23..27).collect::<Vec<_>>()
+            );
+            end_steal(region, 0, 0, at.wrapping_add(23), 4);
+            assert_eq!(owner.shared().counts[0].load(), 3);
+            assert_eq!(region.queue_meta(0, 0).lock.load(Ordering::Relaxed), 0);
+        }
+    }
+
+    #[test]
+    fn a_block_holding_half_its_slots_leaves_its_oldest_ids() {
+        let launch = Launch::leak(geometry(1, 64, 1));
+        let region = launch.region();
+        let owner = Warp::new(region, 0, None);
+        let half = region.slots_per_warp / 2;
+        stage_on(&owner, 0, 0..half + 1);
+        let _ = fold::<0, 0, true>(&owner, false);
+        let mut rng = XorShift64::new(3);
+        assert_eq!(
+            pop_own_oldest::<0>(region, owner.shared(), 0, &mut rng, BLOCK_CLAIM),
+            None,
+            "past half its slots a block drains newest first"
+        );
+        assert_eq!(region.queue_meta(0, 0).lock.load(Ordering::Relaxed), 0);
+        let own = pop_own::<0>(region, owner.shared(), 0, &mut rng, 1);
+        assert_eq!(own, Some(newest(0, half, 1, 0)));
+    }
+
+    #[test]
+    fn a_claim_broadcasts_its_lock() {
+        for c in [claim(2, 7, 3, 5), newest(2, 7, 3, 5), Claim::NOTHING] {
+            assert_eq!(Claim::from_words(c.to_words()), c);
         }
     }
 
@@ -854,7 +1024,14 @@ mod tests {
         stage_on(&warp, 0, 0..40);
         let _ = fold::<KEEP, 0, false>(&warp, false);
         assert_eq!(
-            try_steal::<0>(launch.region(), 0, &mut XorShift64::new(3), WARP_SIZE, 1),
+            try_steal::<0>(
+                launch.region(),
+                0,
+                &mut XorShift64::new(3),
+                WARP_SIZE,
+                false,
+                1
+            ),
             None
         );
         assert_eq!(
@@ -917,12 +1094,14 @@ mod tests {
                         let region = launch.region();
                         let mut rng = XorShift64::new(17 + me as u64);
                         while claimed.load(Ordering::Relaxed) < published {
-                            if let Some(stolen) = try_steal::<0>(region, me, &mut rng, WARP_SIZE, 1)
+                            if let Some(stolen) =
+                                try_steal::<0>(region, me, &mut rng, WARP_SIZE, false, 1)
                             {
                                 let Claim {
                                     queue: q,
                                     span: Span { start, count: n },
                                     owner: v,
+                                    ..
                                 } = stolen;
                                 let got = ring_ids(region, v, q, start, n);
                                 end_steal(region, v, q, start, n);

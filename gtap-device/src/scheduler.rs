@@ -618,17 +618,28 @@ impl<'w, const BATCH: u32, const QUEUES: u32> Worker<'w, BATCH, QUEUES> {
         if region.traced() {
             trace::search(warp);
         }
+        // A block in a detached launch claims many ids at a time, oldest first (see "Oldest
+        // first" in the `queue` module docs).
+        let oldest = DETACH && BATCH == 1;
+        let max = if oldest { queue::BLOCK_CLAIM } else { BATCH };
         let claim = warp.leader(|| {
-            if let Some(own) = queue::pop_own::<QUEUES>(region, warp.shared(), me, rng, BATCH) {
+            let shared = warp.shared();
+            if oldest
+                && let Some(own) = queue::pop_own_oldest::<QUEUES>(region, shared, me, rng, max)
+            {
                 return own;
             }
-            queue::try_steal::<QUEUES>(region, me, rng, BATCH, Self::stride(region))
+            if let Some(own) = queue::pop_own::<QUEUES>(region, shared, me, rng, BATCH) {
+                return own;
+            }
+            queue::try_steal::<QUEUES>(region, me, rng, max, oldest, Self::stride(region))
                 .unwrap_or(Claim::NOTHING)
         });
         let Claim {
             queue: q,
             span: Span { start, count: n },
             owner: victim,
+            locked,
         } = claim;
         self.count(|s| s.steal_attempts += (victim != me) as u64);
         if n == 0 {
@@ -649,16 +660,20 @@ impl<'w, const BATCH: u32, const QUEUES: u32> Worker<'w, BATCH, QUEUES> {
                 // Acquire, by every lane: the victim's records and ring entries are visible.
                 arch::fence_acquire();
             }
-            queue::read(region, victim, q, start.wrapping_add(lane))
+            // A block runs its batch from the last lane down, so the oldest id goes there.
+            let at = if oldest { n - 1 - lane } else { lane };
+            queue::read(region, victim, q, start.wrapping_add(at))
         });
         self.batch = Batch {
             ids,
             len: n,
             queue: q,
         };
-        if stolen {
+        if locked {
             warp.sync();
             warp.leader_only(|| queue::end_steal(region, victim, q, start, n));
+        }
+        if stolen {
             self.count(|s| s.steals += 1);
             if region.traced() {
                 trace::steal(warp, victim, n);

@@ -687,6 +687,13 @@ impl Warp {
         T::from_words(f().to_words())
     }
 
+    /// Lane `lane`'s id, on every lane (a shuffle on the GPU, where a lane that retired after
+    /// a panic gives [`NONE`](crate::record::NONE); here lanes unwind and keep their values).
+    #[inline(always)]
+    pub fn at(&self, v: Lanes<u32>, lane: u32) -> u32 {
+        v[lane as usize]
+    }
+
     /// Runs `f` once for the warp.
     #[inline(always)]
     pub fn leader_only(&self, f: impl FnOnce()) {

@@ -644,6 +644,21 @@ impl Warp {
         T::from_words(words)
     }
 
+    /// Lane `lane`'s id, on every lane (`lane` the same on all); [`NONE`](crate::record::NONE)
+    /// when that lane retired after a panic (its registers are gone; the launch is aborting).
+    #[inline(always)]
+    pub fn at(&self, v: Lanes<u32>, lane: u32) -> u32 {
+        let r: u32;
+        // SAFETY: every live lane executes this shuffle with the same mask and source lane.
+        unsafe {
+            asm!("shfl.sync.idx.b32 {d}, {a}, {s}, 31, 0xffffffff;", d = out(reg32) r, a = in(reg32) v, s = in(reg32) lane)
+        };
+        if self.shared().live.load() >> lane & 1 == 0 {
+            return crate::record::NONE;
+        }
+        r
+    }
+
     /// Runs `f` on the lowest live lane only (no result is shared).
     #[inline(always)]
     pub fn leader_only(&self, f: impl FnOnce()) {

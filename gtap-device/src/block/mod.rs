@@ -45,7 +45,11 @@
 //!    ids, the overflow list, its own fullest queue, a steal of the oldest id of a victim),
 //!    reading the stop word as a warp does (when the refill finds nothing, and every
 //!    [`STOP_CHECK_STEPS`](crate::scheduler::STOP_CHECK_STEPS) steps), and its leader writes
-//!    the id into the block's shared state. Block barrier. Every thread reads the id.
+//!    the id into the block's shared state. Block barrier. Every thread reads the id. In a
+//!    launch whose tasks never wait (`no_taskwait`) a refill claims up to
+//!    [`BLOCK_CLAIM`](crate::queue::BLOCK_CLAIM) ids at once, oldest first, from its own queue
+//!    or a victim's, and the block runs them one a step, oldest first (see "Oldest first" in
+//!    [`crate::queue`]: an asynchronous BFS re-visits far less in that order).
 //! 2. **Poll.** Every thread polls its own frame once. Spawns allocate from the block's pool
 //!    stash and stage on the block's queues with the shared-memory atomics of thread mode
 //!    (`atom.*.cta` reach every warp of a block). Each thread adds the children it spawned to
@@ -62,8 +66,8 @@
 //!    verdict stands even in an aborting launch, whose workers stop at their next stop check. It
 //!    resets the block's counters before the next step's barrier.
 //! 4. **Fold and join.** The scheduling warp folds what the step staged, keeping one id (the
-//!    first child or the continuation) as the next task and publishing the rest with its
-//!    release fence, then frees a finished task and notifies its parent ([`crate::join`],
+//!    first child or the continuation) as the next task (none while a detached launch's block
+//!    still holds claimed ids) and publishing the rest with its release fence, then frees a finished task and notifies its parent ([`crate::join`],
 //!    unchanged), and restocks the pool stash. A parent whose last child that was is the only
 //!    id the step staged: it becomes the next task at once, unpublished, with no second fold.
 //!

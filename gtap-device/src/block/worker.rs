@@ -207,8 +207,17 @@ fn find<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>) -> u32 {
         }
         return IDLE;
     }
-    let task = warp.leader(|| first(s.batch.ids));
-    s.batch.len = 0;
+    // A batch of one, or in a detached launch the ids a claim took, run from the last lane down
+    // (the oldest there: see "Oldest first" in the `queue` module docs). An id on a lane that
+    // retired after a panic reads as `IDLE` until the aborting launch's next stop check, as
+    // the leader's own lane 0 value does below.
+    let task = if DETACH {
+        s.batch.len -= 1;
+        warp.at(s.batch.ids, s.batch.len)
+    } else {
+        s.batch.len = 0;
+        warp.leader(|| first(s.batch.ids))
+    };
     if region.traced() {
         trace::before_block_poll(warp, s.batch.queue);
     }
@@ -400,8 +409,13 @@ fn settle<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>, task: u32,
             Done::NOTHING
         }
     });
-    // As in thread mode, a detached task's finish needs no fence.
-    s.batch = queue::fold::<1, Q, DETACH>(warp, finished && !DETACH);
+    // As in thread mode, a detached task's finish needs no fence. A block that still holds
+    // claimed ids keeps no child: the children are published behind them.
+    if DETACH && s.batch.len > 0 {
+        let _ = queue::fold::<0, Q, DETACH>(warp, false);
+    } else {
+        s.batch = queue::fold::<1, Q, DETACH>(warp, finished && !DETACH);
+    }
     if finished {
         join::complete::<DETACH>(warp, done);
         warp.sync();
