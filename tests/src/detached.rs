@@ -87,3 +87,41 @@ pub fn visit_block_kernel(depth: u32, out: gtap::SliceMut<u32>) -> u32 {
 pub fn block_waits_kernel() -> u32 {
     gtap::entry!(crate::block::partial_wait(false))
 }
+
+/// Block mode: thread 0 spawns `n` children [`ranked`]`(i)`, which record the order they run in.
+#[gtap::function(block)]
+pub fn rank_children(block: &gtap::Block, n: u32, out: gtap::SliceMut<u32>) {
+    if block.thread_index() == 0 {
+        for i in 0..n {
+            gtap::task!(ranked(i, out));
+        }
+    }
+}
+
+/// Thread 0 takes the next rank from `out[0]` and stores it, plus 1, in `out[1 + i]`.
+#[gtap::function(block)]
+pub fn ranked(block: &gtap::Block, i: u32, out: gtap::SliceMut<u32>) {
+    if block.thread_index() == 0 {
+        let rank = out.atomic_add(0, 1);
+        out.atomic_add(1 + i as usize, rank + 1);
+    }
+}
+
+/// [`rank_children`] in a launch without joins: its block runs the oldest tasks first.
+#[gtap::kernel(block = 64, no_taskwait)]
+pub fn rank_detached_kernel(n: u32, out: gtap::SliceMut<u32>) {
+    gtap::entry!(rank_children(n, out))
+}
+
+/// [`rank_children`] with joins: its block runs the newest tasks first.
+#[gtap::kernel(block = 64)]
+pub fn rank_joined_kernel(n: u32, out: gtap::SliceMut<u32>) {
+    gtap::entry!(rank_children(n, out))
+}
+
+/// The rank each of the `n` children of [`rank_children`] ran at (0 first), from its output.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn ranks(out: &[u32], n: u32) -> std::vec::Vec<u32> {
+    assert_eq!(out[0], n, "every child ran once");
+    out[1..].iter().map(|r| r - 1).collect()
+}

@@ -1465,3 +1465,54 @@ fn no_taskwait_kernels_visit_every_node_over_many_launches_and_reject_a_wait() {
     let [nodes, sum] = visit_seq(4);
     assert_eq!(rt.download(&out).unwrap(), [nodes, sum, nodes * BLOCK]);
 }
+
+/// One block runs the children of a task in spawn order when nothing joins (oldest first), and
+/// the first child, then the newest, with joins; over many launches, then a tree far wider than
+/// the pool, which a block drains newest first once its queue holds half its slots.
+#[test]
+fn a_detached_block_launch_runs_its_oldest_tasks_first_within_its_slots() {
+    use gtap_tests::detached::{
+        BLOCK, rank_detached_kernel, rank_joined_kernel, ranks, visit_block_kernel, visit_seq,
+    };
+    let one_block = Config::new()
+        .block_mode()
+        .block_size(BLOCK)
+        .grid_size(1)
+        .num_queues(1);
+    let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, one_block) else {
+        return;
+    };
+    let n = 40u32;
+    let mut joined = vec![0];
+    joined.extend((1..n).map(|i| n - i));
+    for launch in 0..repeats() {
+        let mut out = rt.alloc_filled(1 + n as usize, 0u32).unwrap();
+        rt.launch(rank_detached_kernel, (n, out.slice_mut()))
+            .unwrap();
+        let got = rt.download(&out).unwrap();
+        assert_eq!(
+            ranks(&got, n),
+            (0..n).collect::<Vec<_>>(),
+            "launch {launch}"
+        );
+        let mut out = rt.alloc_filled(1 + n as usize, 0u32).unwrap();
+        rt.launch(rank_joined_kernel, (n, out.slice_mut())).unwrap();
+        let got = rt.download(&out).unwrap();
+        assert_eq!(ranks(&got, n), joined, "launch {launch}");
+    }
+    let small_pool = Config::new()
+        .block_mode()
+        .block_size(BLOCK)
+        .grid_size(4)
+        .max_tasks_per_warp(64);
+    let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, small_pool) else {
+        return;
+    };
+    for depth in [14u32, 16] {
+        let mut out = rt.alloc_filled(3, 0u32).unwrap();
+        rt.launch(visit_block_kernel, (depth, out.slice_mut()))
+            .unwrap_or_else(|e| panic!("depth {depth}: {e}"));
+        let [nodes, sum] = visit_seq(depth);
+        assert_eq!(rt.download(&out).unwrap(), [nodes, sum, nodes * BLOCK]);
+    }
+}

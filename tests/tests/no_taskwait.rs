@@ -4,8 +4,8 @@
 
 use gtap_host::{Config, CpuMode, DeviceErrorKind, Error, Runtime};
 use gtap_tests::detached::{
-    BLOCK, block_waits_kernel, visit_block_kernel, visit_joined_kernel, visit_kernel, visit_seq,
-    waits_kernel,
+    BLOCK, block_waits_kernel, rank_detached_kernel, rank_joined_kernel, ranks, visit_block_kernel,
+    visit_joined_kernel, visit_kernel, visit_seq, waits_kernel,
 };
 
 /// Every CPU mode: the default (work-first), parallel, and the deterministic one over seeds and
@@ -105,4 +105,54 @@ fn block_mode_tasks_that_never_wait_visit_every_node() {
         );
         assert_eq!(e.task, "partial_wait", "{mode}: {e}");
     }
+}
+
+/// One block runs the children of a task in spawn order in a launch without joins (oldest
+/// first), and the first child, then the newest, in a launch with joins (depth first).
+#[test]
+fn a_detached_block_launch_runs_its_oldest_tasks_first() {
+    let config = Config::new()
+        .block_mode()
+        .block_size(BLOCK)
+        .grid_size(1)
+        .num_queues(1);
+    let n = 12u32;
+    for seed in [1, 2] {
+        let mut rt = Runtime::cpu(CpuMode::Deterministic { seed }, &config).unwrap();
+        let mut out = rt.alloc_filled(1 + n as usize, 0u32).unwrap();
+        rt.launch(rank_detached_kernel, (n, out.slice_mut()))
+            .unwrap();
+        assert_eq!(
+            ranks(&rt.download(&out).unwrap(), n),
+            (0..n).collect::<Vec<_>>(),
+            "seed {seed}: spawn order"
+        );
+        let mut out = rt.alloc_filled(1 + n as usize, 0u32).unwrap();
+        rt.launch(rank_joined_kernel, (n, out.slice_mut())).unwrap();
+        // The first child runs at once, the rest newest first.
+        let mut joined = vec![0];
+        joined.extend((1..n).map(|i| n - i));
+        assert_eq!(ranks(&rt.download(&out).unwrap(), n), joined, "seed {seed}");
+    }
+}
+
+/// Oldest first would hold a whole level of a binary tree live (512 tasks at depth 9, where two
+/// blocks of two warps have 128 slots): a block whose queue holds half its slots takes its
+/// newest tasks again, so the tree runs within the pool (without that, this launch fails with
+/// `PoolExhausted`).
+#[test]
+fn a_detached_block_launch_drains_newest_first_when_its_slots_run_low() {
+    let config = Config::new()
+        .block_mode()
+        .block_size(BLOCK)
+        .grid_size(2)
+        .num_queues(1)
+        .max_tasks_per_warp(32);
+    let mut rt = Runtime::cpu(CpuMode::Deterministic { seed: 3 }, &config).unwrap();
+    let depth = 10;
+    let mut out = rt.alloc_filled(3, 0u32).unwrap();
+    rt.launch(visit_block_kernel, (depth, out.slice_mut()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let [nodes, sum] = visit_seq(depth);
+    assert_eq!(rt.download(&out).unwrap(), [nodes, sum, nodes * BLOCK]);
 }
