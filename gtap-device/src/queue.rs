@@ -54,9 +54,10 @@
 //!   tasks buys it nothing, and searches that correct labels (an asynchronous BFS) re-visit far
 //!   less in the order they discovered their work: the block claims up to [`BLOCK_CLAIM`] of its
 //!   own *oldest* ids at a time, half of what it published, as a thief does (under the queue's
-//!   lock, [`pop_own_oldest`]), and runs them oldest first; thieves take half too. A child is
-//!   run at once (kept by the fold) only by a block that has no claimed ids left, as a block
-//!   always does in a joining launch. A queue holding more than half the block's task slots is
+//!   lock, [`pop_own_oldest`]), and runs them oldest first (in ring order: a step's ids past
+//!   the first [`KEEP`] enter the ring ahead of those, see [`fold`]); thieves take half too. A
+//!   child is run at once (kept by the fold) only by a block that has no claimed ids left, as
+//!   a block always does in a joining launch. A queue holding more than half the block's task slots is
 //!   popped newest first again, so the order never holds more tasks live than the depth-first
 //!   one would need to drain (bench/NOTES.md entry 78).
 //! * **DAQ**: an idle warp pops its fullest queue; a thief picks the victim's fullest queue; the

@@ -119,9 +119,36 @@ pub fn rank_joined_kernel(n: u32, out: gtap::SliceMut<u32>) {
     gtap::entry!(rank_children(n, out))
 }
 
-/// The rank each of the `n` children of [`rank_children`] ran at (0 first), from its output.
+/// Launches `kernel` (one of the `rank_*_kernel`s) with `n` children on `rt` and returns the
+/// rank each child ran at (0 first).
 #[cfg(not(target_arch = "nvptx64"))]
-pub fn ranks(out: &[u32], n: u32) -> std::vec::Vec<u32> {
+pub fn launch_ranks<K>(rt: &mut gtap_host::Runtime, kernel: K, n: u32) -> std::vec::Vec<u32>
+where
+    K: gtap_host::Kernel<Args = (u32, gtap::SliceMut<u32>), Output = ()>,
+{
+    let mut out = rt.alloc_filled(1 + n as usize, 0u32).unwrap();
+    rt.launch(kernel, (n, out.slice_mut()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = rt.download(&out).unwrap();
     assert_eq!(out[0], n, "every child ran once");
     out[1..].iter().map(|r| r - 1).collect()
+}
+
+/// The rank each of the `n` children of [`rank_children`] runs at on one block: the first child
+/// at once (the fold keeps it), then the others from the block's ring, oldest end first in a
+/// launch without joins (`detached`), newest first with them. The fold leaves a step's
+/// children past the first 32 in the ring ahead of the first 32, which wait in shared memory
+/// until the fold (see the `queue` module of `gtap-device`).
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn expected_ranks(n: u32, detached: bool) -> std::vec::Vec<u32> {
+    let keep = n.min(32);
+    let mut ring: std::vec::Vec<u32> = (keep..n).chain(1..keep).collect();
+    if !detached {
+        ring.reverse();
+    }
+    let mut ranks = std::vec![0; n as usize];
+    for (rank, child) in ring.into_iter().enumerate() {
+        ranks[child as usize] = rank as u32 + 1;
+    }
+    ranks
 }

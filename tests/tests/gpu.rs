@@ -1466,13 +1466,15 @@ fn no_taskwait_kernels_visit_every_node_over_many_launches_and_reject_a_wait() {
     assert_eq!(rt.download(&out).unwrap(), [nodes, sum, nodes * BLOCK]);
 }
 
-/// One block runs the children of a task in spawn order when nothing joins (oldest first), and
-/// the first child, then the newest, with joins; over many launches, then a tree far wider than
-/// the pool, which a block drains newest first once its queue holds half its slots.
+/// One block runs the children of a task oldest first when nothing joins, and the first child,
+/// then the newest, with joins (the order `expected_ranks` derives from the fold's ring), over
+/// many launches; then a tree far wider than the pool, which a block drains newest first once
+/// its queue holds half its slots.
 #[test]
 fn a_detached_block_launch_runs_its_oldest_tasks_first_within_its_slots() {
     use gtap_tests::detached::{
-        BLOCK, rank_detached_kernel, rank_joined_kernel, ranks, visit_block_kernel, visit_seq,
+        BLOCK, expected_ranks, launch_ranks, rank_detached_kernel, rank_joined_kernel,
+        visit_block_kernel, visit_seq,
     };
     let one_block = Config::new()
         .block_mode()
@@ -1482,23 +1484,17 @@ fn a_detached_block_launch_runs_its_oldest_tasks_first_within_its_slots() {
     let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, one_block) else {
         return;
     };
-    let n = 40u32;
-    let mut joined = vec![0];
-    joined.extend((1..n).map(|i| n - i));
     for launch in 0..repeats() {
-        let mut out = rt.alloc_filled(1 + n as usize, 0u32).unwrap();
-        rt.launch(rank_detached_kernel, (n, out.slice_mut()))
-            .unwrap();
-        let got = rt.download(&out).unwrap();
-        assert_eq!(
-            ranks(&got, n),
-            (0..n).collect::<Vec<_>>(),
-            "launch {launch}"
-        );
-        let mut out = rt.alloc_filled(1 + n as usize, 0u32).unwrap();
-        rt.launch(rank_joined_kernel, (n, out.slice_mut())).unwrap();
-        let got = rt.download(&out).unwrap();
-        assert_eq!(ranks(&got, n), joined, "launch {launch}");
+        for n in [12, 40] {
+            let got = launch_ranks(&mut rt, rank_detached_kernel, n);
+            assert_eq!(
+                got,
+                expected_ranks(n, true),
+                "launch {launch}, {n} children"
+            );
+            let got = launch_ranks(&mut rt, rank_joined_kernel, n);
+            assert_eq!(got, expected_ranks(n, false), "launch {launch}, {n} joined");
+        }
     }
     let small_pool = Config::new()
         .block_mode()

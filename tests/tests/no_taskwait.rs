@@ -4,8 +4,9 @@
 
 use gtap_host::{Config, CpuMode, DeviceErrorKind, Error, Runtime};
 use gtap_tests::detached::{
-    BLOCK, block_waits_kernel, rank_detached_kernel, rank_joined_kernel, ranks, visit_block_kernel,
-    visit_joined_kernel, visit_kernel, visit_seq, waits_kernel,
+    BLOCK, block_waits_kernel, expected_ranks, launch_ranks, rank_detached_kernel,
+    rank_joined_kernel, visit_block_kernel, visit_joined_kernel, visit_kernel, visit_seq,
+    waits_kernel,
 };
 
 /// Every CPU mode: the default (work-first), parallel, and the deterministic one over seeds and
@@ -107,8 +108,9 @@ fn block_mode_tasks_that_never_wait_visit_every_node() {
     }
 }
 
-/// One block runs the children of a task in spawn order in a launch without joins (oldest
-/// first), and the first child, then the newest, in a launch with joins (depth first).
+/// One block runs the children of a task oldest first in a launch without joins, and the first
+/// child, then the newest, in a launch with joins (depth first): in spawn order for a step that
+/// spawns up to 32, in the fold's ring order past that.
 #[test]
 fn a_detached_block_launch_runs_its_oldest_tasks_first() {
     let config = Config::new()
@@ -116,23 +118,24 @@ fn a_detached_block_launch_runs_its_oldest_tasks_first() {
         .block_size(BLOCK)
         .grid_size(1)
         .num_queues(1);
-    let n = 12u32;
-    for seed in [1, 2] {
-        let mut rt = Runtime::cpu(CpuMode::Deterministic { seed }, &config).unwrap();
-        let mut out = rt.alloc_filled(1 + n as usize, 0u32).unwrap();
-        rt.launch(rank_detached_kernel, (n, out.slice_mut()))
-            .unwrap();
-        assert_eq!(
-            ranks(&rt.download(&out).unwrap(), n),
-            (0..n).collect::<Vec<_>>(),
-            "seed {seed}: spawn order"
-        );
-        let mut out = rt.alloc_filled(1 + n as usize, 0u32).unwrap();
-        rt.launch(rank_joined_kernel, (n, out.slice_mut())).unwrap();
-        // The first child runs at once, the rest newest first.
-        let mut joined = vec![0];
-        joined.extend((1..n).map(|i| n - i));
-        assert_eq!(ranks(&rt.download(&out).unwrap(), n), joined, "seed {seed}");
+    assert_eq!(expected_ranks(12, true), (0..12).collect::<Vec<_>>());
+    let mut joined = vec![0];
+    joined.extend((1..12).map(|i| 12 - i));
+    assert_eq!(expected_ranks(12, false), joined);
+    for n in [12u32, 40] {
+        for seed in [1, 2] {
+            let mut rt = Runtime::cpu(CpuMode::Deterministic { seed }, &config).unwrap();
+            for (detached, kernel_ranks) in [
+                (true, launch_ranks(&mut rt, rank_detached_kernel, n)),
+                (false, launch_ranks(&mut rt, rank_joined_kernel, n)),
+            ] {
+                assert_eq!(
+                    kernel_ranks,
+                    expected_ranks(n, detached),
+                    "{n} children, seed {seed}, detached {detached}"
+                );
+            }
+        }
     }
 }
 
