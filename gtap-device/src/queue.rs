@@ -524,7 +524,8 @@ pub(crate) fn end_steal(region: &Region, victim: u32, q: u32, head: u32, n: u32)
 /// The next batch a [`fold`] handed the warp.
 #[derive(Clone, Copy)]
 pub(crate) struct Batch {
-    /// Each lane's task id, [`NONE`] past `len`.
+    /// Each lane's task id, [`NONE`] past `len` (a block runs its batch from lane `len - 1`
+    /// down, so there the lanes past `len` hold ids it already ran).
     pub(crate) ids: Lanes<u32>,
     /// How many lanes have a task (lanes `0..len`).
     pub(crate) len: u32,
