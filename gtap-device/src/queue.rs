@@ -57,9 +57,9 @@
 //!   lock, [`pop_own_oldest`]), and runs them oldest first (in ring order: a step's ids past
 //!   the first [`KEEP`] enter the ring ahead of those, see [`fold`]); thieves take half too. A
 //!   child is run at once (kept by the fold) only by a block that has no claimed ids left, as
-//!   a block always does in a joining launch. A queue holding more than half the block's task slots is
-//!   popped newest first again, so the order never holds more tasks live than the depth-first
-//!   one would need to drain (bench/NOTES.md entry 78).
+//!   a block always does in a joining launch. A queue holding more than half the block's task
+//!   slots is popped newest first again, so the order never holds more tasks live than the
+//!   depth-first one would need to drain (bench/NOTES.md entry 78).
 //! * **DAQ**: an idle warp pops its fullest queue; a thief picks the victim's fullest queue; the
 //!   fold keeps the queue that received the most, so a batch holds tasks of one kind.
 
@@ -536,9 +536,8 @@ pub(crate) struct Batch {
 /// Warp, after a barrier: ends the staging of a step (see the module docs). The queue that
 /// received the most ids keeps its first `KEPT` as the next batch ([`KEEP`] for a warp, 1 for
 /// a block, 0 for a block that still holds claimed ids); every other staged id is written to
-/// the rings and published. `release` asks for
-/// the release fence even when nothing is published (finished tasks are about to notify their
-/// parents). A `no_taskwait` launch counts the folded ids among its live tasks before the
+/// the rings and published. `release` asks for the release fence even when nothing is
+/// published (finished tasks are about to notify their parents). A `no_taskwait` launch counts the folded ids among its live tasks before the
 /// fence (see "Kernels without waits" in [`crate::scheduler`]).
 pub(crate) fn fold<const KEPT: u32, const Q: u32, const DETACH: bool>(
     warp: &Warp,
