@@ -12,7 +12,7 @@ into warp instructions a step.
 
 Prints, per file and per line, the warp instructions a step and the share of stall samples,
 split by how often an instruction runs: `sched` (at most about once a step: the scheduling
-warp alone) against the rest.
+warp alone) against the rest; with `--opcodes`, the scheduling part by SASS opcode as well.
 """
 import argparse
 import collections
@@ -55,16 +55,19 @@ def main():
     ap.add_argument("steps", type=float)
     ap.add_argument("--nvdisasm", default="nvdisasm")
     ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--opcodes", action="store_true",
+                    help="also the scheduling part's instructions and samples by opcode")
     a = ap.parse_args()
     rows = list(csv.reader(gzip.open(a.profile, "rt")))
     kernel = rows[0][1]
     hdr, data = rows[1], rows[2:]
     col = {name: hdr.index(name) for name in
-           ("Address", "Instructions Executed", "Warp Stall Sampling (All Samples)")}
+           ("Address", "Source", "Instructions Executed", "Warp Stall Sampling (All Samples)")}
     lines = line_of_each_offset(a.nvdisasm, a.cubin, kernel)
     base = int(data[0][col["Address"]], 16)
     total = sum(int(r[col["Warp Stall Sampling (All Samples)"]]) for r in data) or 1
     by_line = collections.defaultdict(lambda: [0.0, 0, 0.0, 0])
+    by_opcode = collections.defaultdict(lambda: [0.0, 0, 0.0, 0])
     unmatched = 0
     for r in data:
         off = int(r[col["Address"]], 16) - base
@@ -74,13 +77,15 @@ def main():
         if where is None:
             unmatched += 1
             where = "?"
-        acc = by_line[where]
-        if 0 < per_step < 1.2:
-            acc[0] += per_step
-            acc[1] += samples
-        else:
-            acc[2] += per_step
-            acc[3] += samples
+        words = [w for w in r[col["Source"]].split() if not w.startswith("@")]
+        opcode = words[0].split(".")[0] if words else "?"
+        for acc in (by_line[where], by_opcode[opcode]):
+            if 0 < per_step < 1.2:
+                acc[0] += per_step
+                acc[1] += samples
+            else:
+                acc[2] += per_step
+                acc[3] += samples
     if unmatched:
         print("note: %d profiled instructions have no line (another build's cubin?)" % unmatched)
     by_file = collections.defaultdict(lambda: [0.0, 0, 0.0, 0])
@@ -102,6 +107,9 @@ def main():
           sorted(by_line.items(), key=lambda kv: -kv[1][0]), a.top)
     table("by line (most stall samples first)",
           sorted(by_line.items(), key=lambda kv: -(kv[1][1] + kv[1][3])), a.top)
+    if a.opcodes:
+        table("by opcode, scheduling part (most stall samples first)",
+              sorted(by_opcode.items(), key=lambda kv: -kv[1][1]), a.top)
 
 
 if __name__ == "__main__":
