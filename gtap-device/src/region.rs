@@ -3,7 +3,7 @@
 use crate::abi::ErrorReport;
 use crate::abi::WarpStats;
 use crate::abi::WarpStatus;
-use crate::abi::{LaunchParams, OPT_NO_TASKWAIT, OPT_RANDOM_QUEUE};
+use crate::abi::{LaunchParams, OPT_NO_SCRATCH, OPT_NO_TASKWAIT, OPT_RANDOM_QUEUE};
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::abi::{OPT_CHILD_FIRST, OPT_LAZY_SPAWN, OPT_WORK_FIRST};
 use crate::abi::{TraceEvent, WarpTraceMeta};
@@ -226,6 +226,12 @@ impl Region {
     #[inline(always)]
     pub(crate) fn no_taskwait(&self) -> bool {
         self.options & OPT_NO_TASKWAIT != 0
+    }
+
+    /// Whether the launch's thread-mode blocks reserve scratch memory (no [`OPT_NO_SCRATCH`]).
+    #[inline(always)]
+    pub(crate) fn scratch_reserved(&self) -> bool {
+        self.options & OPT_NO_SCRATCH == 0
     }
 
     /// Whether the work-first CPU executor runs the launch ([`OPT_WORK_FIRST`]).

@@ -34,8 +34,10 @@ use crate::lane::{SCRATCH, Scratch};
 /// ```
 ///
 /// # Panics
-/// If called again inside `f` (the memory is already lent), or by a block-mode task: block mode
-/// has no per-thread scratch memory (its tasks borrow the block's with `Block::shared`).
+/// If called again inside `f` (the memory is already lent), by a block-mode task (block mode
+/// has no per-thread scratch memory: its tasks borrow the block's with `Block::shared`), or in
+/// a launch on a runtime configured without scratch memory (`Config::thread_scratch(false)` in
+/// `gtap-host`).
 #[inline]
 #[track_caller]
 pub fn scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
@@ -43,6 +45,10 @@ pub fn scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     let Some(memory) = arch::lane_scratch(&lane) else {
         panic!("gtap::thread::scratch in a block-mode task, which has none: use block.shared(..)");
     };
+    assert!(
+        lane.region().scratch_reserved(),
+        "gtap::thread::scratch on a runtime without scratch memory: leave Config::thread_scratch on"
+    );
     // SAFETY: the calling lane owns its context; the borrow ends before `f` runs.
     let flags = unsafe { &mut lane.ctx().flags };
     assert!(

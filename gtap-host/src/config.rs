@@ -98,10 +98,17 @@ pub struct Config {
     /// Bytes of shared memory each block lends its block-mode tasks (`Block::shared`), on top
     /// of the runtime's own block-mode state. Shared memory limits how many blocks share a
     /// multiprocessor, so a kernel whose tasks borrow none runs more blocks at once with 0: a
-    /// block of 32 threads needs about 7 KiB without it and 11 KiB with the default.
+    /// block of 32 threads needs about 5 KiB without it and 9 KiB with the default.
     /// Default: [`Config::DEFAULT_BLOCK_SHARED_BYTES`]. At most
     /// [`Config::MAX_BLOCK_SHARED_BYTES`]; unused in thread mode.
     pub block_shared_bytes: u32,
+    /// Whether each thread of a thread-mode block has `gtap::thread::scratch` memory (64 bytes
+    /// of shared memory a thread, 8 KiB for a block of 128). What a block does not reserve the
+    /// GPU uses as L1 cache, so a program whose tasks never call `scratch` runs faster with
+    /// `false` where its tasks read memory that fits the larger L1 (the R-MAT BFS on the H200:
+    /// 2.8 %). With `false`, `scratch` is a device error (a panic) that names its caller's line.
+    /// Default: `true`; unused in block mode, which has no scratch memory.
+    pub thread_scratch: bool,
 }
 
 impl Default for Config {
@@ -125,6 +132,7 @@ impl Config {
             trace_events_per_warp: 0,
             block_mode: false,
             block_shared_bytes: Self::DEFAULT_BLOCK_SHARED_BYTES,
+            thread_scratch: true,
         }
     }
     /// The shared memory a block lends its tasks when [`Config::block_shared_bytes`] is left
@@ -190,6 +198,11 @@ impl Config {
     /// Sets [`Config::block_shared_bytes`].
     pub const fn block_shared_bytes(mut self, bytes: u32) -> Self {
         self.block_shared_bytes = bytes;
+        self
+    }
+    /// Sets [`Config::thread_scratch`].
+    pub const fn thread_scratch(mut self, on: bool) -> Self {
+        self.thread_scratch = on;
         self
     }
     /// Sets [`Config::watchdog`] (`None`: off).

@@ -87,7 +87,8 @@ impl Cpu {
                     _ => DEFAULT_CPU_STACK_BYTES,
                 }),
             )
-            .with_block_shared_bytes(config.block_shared_bytes),
+            .with_block_shared_bytes(config.block_shared_bytes)
+            .with_thread_scratch(config.thread_scratch),
             block,
             mode,
             watchdog: config.watchdog_period()?,

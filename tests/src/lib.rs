@@ -59,6 +59,50 @@ pub fn bad_queue_kernel(queue: u32) -> u32 {
     gtap::entry!(bad_queue(queue))
 }
 
+/// Sums the decimal digits of `n` and of the numbers derived from it in a binary tree of
+/// `depth` levels, each task through its thread's scratch memory: a thread-mode program that
+/// needs `gtap::thread::scratch` (see [`digits_seq`]).
+#[gtap::function]
+pub fn digits(depth: u32, n: u32) -> u32 {
+    let own = gtap::thread::scratch(|s| {
+        let (mut k, mut m) = (0, n);
+        while m > 0 && k < s.len() {
+            s[k] = m % 10;
+            m /= 10;
+            k += 1;
+        }
+        s[..k].iter().sum::<u32>()
+    });
+    if depth == 0 {
+        return own;
+    }
+    let (mut a, mut b) = (0, 0);
+    gtap::task!(a = digits(depth - 1, n.wrapping_mul(3).wrapping_add(1)));
+    gtap::task!(b = digits(depth - 1, n.wrapping_mul(7).wrapping_add(2)));
+    gtap::taskwait!();
+    own + a + b
+}
+
+/// [`digits`], sequentially and without scratch memory.
+pub fn digits_seq(depth: u32, n: u32) -> u32 {
+    let (mut own, mut m) = (0, n);
+    while m > 0 {
+        own += m % 10;
+        m /= 10;
+    }
+    if depth == 0 {
+        return own;
+    }
+    own + digits_seq(depth - 1, n.wrapping_mul(3).wrapping_add(1))
+        + digits_seq(depth - 1, n.wrapping_mul(7).wrapping_add(2))
+}
+
+/// Root of [`digits`].
+#[gtap::kernel]
+pub fn digits_kernel(depth: u32, n: u32) -> u32 {
+    gtap::entry!(digits(depth, n))
+}
+
 /// Divides by `d` in a task several levels down (panics when `d == 0`).
 #[gtap::function]
 pub fn divide(levels: u32, d: u32) -> u32 {

@@ -130,6 +130,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("wide_kernel", &["wide"]),
             ("bad_queue_kernel", &["bad_queue", "leaf"]),
             ("divide_kernel", &["divide"]),
+            ("digits_kernel", &["digits"]),
             ("same_lane_kernel", &["same_lane"]),
             ("shapes_kernel", &["shapes"]),
             ("flood_kernel", &["flood", "leaf"]),

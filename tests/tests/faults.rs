@@ -2,7 +2,7 @@
 //! task function, the source line and the limit, and the runtime stays usable afterwards.
 
 use gtap_host::{BackendKind, Config, CpuMode, DeviceErrorKind, Error, Runtime};
-use gtap_tests::{bad_queue_kernel, divide_kernel, wide_kernel};
+use gtap_tests::{bad_queue_kernel, digits_kernel, digits_seq, divide_kernel, wide_kernel};
 
 fn device_error(e: Error) -> gtap_host::DeviceError {
     match e {
@@ -86,6 +86,22 @@ fn panic_in_a_task_is_a_typed_error() {
         assert_eq!(e.task, "divide");
         assert!(e.message.contains("divide by zero"), "{}", e.message);
         assert!(e.line > 0);
+        assert_eq!(rt.launch(divide_kernel, (3, 5)).unwrap().result, 160);
+    }
+}
+
+#[test]
+fn scratch_memory_works_by_default_and_is_a_typed_panic_without_it() {
+    let expected = digits_seq(7, 5);
+    for mut rt in runtimes_with(Config::new()) {
+        assert_eq!(rt.launch(digits_kernel, (7, 5)).unwrap().result, expected);
+    }
+    for mut rt in runtimes_with(Config::new().thread_scratch(false)) {
+        let e = device_error(rt.launch(digits_kernel, (7, 5)).unwrap_err());
+        assert_eq!(e.kind, DeviceErrorKind::Panic, "{e}");
+        assert_eq!(e.task, "digits", "{e}");
+        assert!(e.message.contains("thread_scratch"), "{e}");
+        assert!(e.file.ends_with("src/lib.rs"), "the caller's line: {e}");
         assert_eq!(rt.launch(divide_kernel, (3, 5)).unwrap().result, 160);
     }
 }

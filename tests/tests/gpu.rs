@@ -272,6 +272,35 @@ fn bad_queue_index_and_panic_are_reported_and_the_runtime_survives() {
 }
 
 #[test]
+fn scratch_memory_works_by_default_and_is_a_typed_panic_without_it_on_the_gpu() {
+    use gtap_tests::{digits_kernel, digits_seq};
+    let Some(mut rt) = gpu(&gtap_tests::DEVICE_CODE, Config::new()) else {
+        return;
+    };
+    for depth in [0, 8, 14] {
+        let got = rt.launch(digits_kernel, (depth, 5)).unwrap();
+        assert_eq!(got.result, digits_seq(depth, 5), "depth {depth}");
+    }
+    let Some(mut rt) = gpu(
+        &gtap_tests::DEVICE_CODE,
+        Config::new().thread_scratch(false),
+    ) else {
+        return;
+    };
+    let e = device_error(rt.launch(digits_kernel, (8, 5)).unwrap_err());
+    println!("no scratch: {e}");
+    assert_eq!(
+        (e.kind, e.task.as_str()),
+        (DeviceErrorKind::Panic, "digits")
+    );
+    assert!(e.message.contains("thread_scratch"), "{e}");
+    assert_eq!(
+        rt.launch(gtap_tests::divide_kernel, (6, 4)).unwrap().result,
+        1600
+    );
+}
+
+#[test]
 fn a_tiny_pool_runs_children_inline_and_stays_exact() {
     // Four warps of 64 slots for fib(22)'s 57,313 tasks: most run inline, on a stack raised to
     // 32 KiB for it.

@@ -38,6 +38,7 @@ pub use layout::{Geometry, GeometryError, LaunchParams, Layout, Line};
 pub use record_size::{OVER_ALIGNED, RecordSize};
 pub use shared::{
     DEFAULT_BLOCK_SHARED_BYTES, EXCHANGE_BYTES, block_mode_shared_bytes, shared_bytes,
+    shared_bytes_without_scratch,
 };
 #[cfg_attr(not(target_arch = "nvptx64"), allow(unused_imports))]
 // placed by the GPU layer only
@@ -113,6 +114,12 @@ pub const OPT_WORK_FIRST: u32 = 8;
 /// A `taskwait!` reached in such a launch is [`ErrorCode::WaitInNoTaskwaitKernel`]. GTaP's
 /// `GTAP_ASSUME_NO_TASKWAIT`.
 pub const OPT_NO_TASKWAIT: u32 = 16;
+
+/// [`LaunchParams::options`] bit, set by the host for a runtime configured without thread-mode
+/// scratch memory (`gtap-host`'s `Config::thread_scratch(false)`): a thread-mode block reserves
+/// no [`Scratch`](crate::lane::Scratch) per thread ([`shared_bytes_without_scratch`]), so the
+/// L1 gets that shared memory back, and `gtap::thread::scratch` is a typed panic at its caller.
+pub const OPT_NO_SCRATCH: u32 = 32;
 
 /// The most registers per thread a kernel may use: the persistent grid's blocks of 256 threads
 /// then fit at least two to a multiprocessor (16 warps), which the scheduler needs to hide

@@ -48,6 +48,12 @@ pub const fn shared_bytes(threads: u32) -> usize {
     scratch_area_offset(threads) + threads as usize * core::mem::size_of::<Scratch>()
 }
 
+/// [`shared_bytes`] for a launch without thread-mode scratch memory
+/// ([`OPT_NO_SCRATCH`](super::OPT_NO_SCRATCH)): the map up to the scratch area.
+pub const fn shared_bytes_without_scratch(threads: u32) -> usize {
+    scratch_area_offset(threads)
+}
+
 /// Bytes of each thread's exchange cell: the largest value a block-cooperative helper
 /// (`reduce`, `broadcast`, scans) moves between threads.
 pub const EXCHANGE_BYTES: usize = 32;

@@ -39,8 +39,8 @@ pub(crate) mod work_first;
 use crate::Kernel;
 use crate::abi::{
     DEFAULT_BLOCK_SHARED_BYTES, ErrorCode, ErrorReport, LaunchParams, Layout, OPT_CHILD_FIRST,
-    OPT_LAZY_SPAWN, OPT_RANDOM_QUEUE, OPT_WORK_FIRST, POOL_CELL_BYTES, REGION_ALIGN, TraceEvent,
-    WarpStats, WarpStatus, WarpTraceMeta,
+    OPT_LAZY_SPAWN, OPT_NO_SCRATCH, OPT_RANDOM_QUEUE, OPT_WORK_FIRST, POOL_CELL_BYTES,
+    REGION_ALIGN, TraceEvent, WarpStats, WarpStatus, WarpTraceMeta,
 };
 use crate::arch::Warp;
 use crate::error::{Failure, Place, raise_at};
@@ -79,6 +79,8 @@ pub struct State {
     layout: Layout,
     stack_bytes: u32,
     block_shared_bytes: u32,
+    /// Whether thread-mode tasks have scratch memory ([`State::with_thread_scratch`]).
+    thread_scratch: bool,
     /// The threads of [`Mode::WorkFirst`], started by its first launch.
     pool: Option<rayon_core::ThreadPool>,
 }
@@ -95,6 +97,7 @@ impl State {
             layout,
             stack_bytes,
             block_shared_bytes: DEFAULT_BLOCK_SHARED_BYTES,
+            thread_scratch: true,
             pool: None,
         }
     }
@@ -103,6 +106,14 @@ impl State {
     /// ([`LaunchParams::block_shared_bytes`]; default [`DEFAULT_BLOCK_SHARED_BYTES`]).
     pub fn with_block_shared_bytes(mut self, bytes: u32) -> Self {
         self.block_shared_bytes = bytes;
+        self
+    }
+
+    /// Whether thread-mode tasks have scratch memory (default: yes); without it
+    /// `gtap::thread::scratch` is a typed panic, as on a GPU runtime that reserves none
+    /// ([`OPT_NO_SCRATCH`]).
+    pub fn with_thread_scratch(mut self, on: bool) -> Self {
+        self.thread_scratch = on;
         self
     }
 
@@ -188,7 +199,11 @@ impl State {
             base: self.mem.as_mut_ptr() as u64,
             error: &mut *self.error as *mut ErrorReport as u64,
             layout: self.layout,
-            options,
+            options: if self.thread_scratch {
+                options
+            } else {
+                options | OPT_NO_SCRATCH
+            },
             seed,
             host: driver as *const Driver as u64,
             stack_bytes: self.stack_bytes,

@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 use cudarc::driver::sys::{self, CUdeviceptr};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DriverError, result};
 use gtap_device::abi::{
-    LaunchParams, Layout, ROOT_RESULT_BYTES, TraceEvent, WarpStats, WarpTraceMeta,
-    block_mode_shared_bytes, each_entry_param, shared_bytes,
+    LaunchParams, Layout, OPT_NO_SCRATCH, ROOT_RESULT_BYTES, TraceEvent, WarpStats, WarpTraceMeta,
+    block_mode_shared_bytes, each_entry_param, shared_bytes, shared_bytes_without_scratch,
 };
 use gtap_device::{DeviceCode, Kernel};
 
@@ -93,6 +93,9 @@ pub(crate) struct Gpu {
     shared: u32,
     /// Bytes of shared memory each block lends block-mode tasks ([`Config::block_shared_bytes`]).
     block_shared_bytes: u32,
+    /// The launch options the configuration sets ([`OPT_NO_SCRATCH`] without
+    /// [`Config::thread_scratch`]); a kernel adds its own on the device.
+    options: u32,
     /// Per kernel: the blocks a launch uses and the registers the kernel got.
     kernel_shapes: HashMap<&'static str, KernelShape>,
     launches: u32,
@@ -199,8 +202,10 @@ impl Gpu {
         let shared_for = |block: u32| {
             if config.block_mode {
                 block_mode_shared_bytes(block, config.block_shared_bytes)
-            } else {
+            } else if config.thread_scratch {
                 shared_bytes(block)
+            } else {
+                shared_bytes_without_scratch(block)
             }
         };
         let per_sm =
@@ -297,6 +302,11 @@ impl Gpu {
             block,
             shared: shared_for(block) as u32,
             block_shared_bytes: config.block_shared_bytes,
+            options: if config.thread_scratch {
+                0
+            } else {
+                OPT_NO_SCRATCH
+            },
             kernel_shapes,
             launches: 0,
             watchdog,
@@ -370,8 +380,12 @@ impl Gpu {
         let mut layout = self.layout;
         layout.geometry.blocks = shape.blocks;
         layout.geometry.slot_bytes = shape.slot_bytes;
-        let (block, shared, block_shared_bytes) =
-            (self.block, self.shared, self.block_shared_bytes);
+        let (block, shared, block_shared_bytes, options) = (
+            self.block,
+            self.shared,
+            self.block_shared_bytes,
+            self.options,
+        );
         let (region_ptr, out_ptr) = (self.region_ptr, self.out_ptr);
         let (stats_offset, stack_bytes) = (self.layout.stats as usize, self.stack_bytes);
         let seed = self.launches.wrapping_mul(0x9e37_79b9);
@@ -399,7 +413,7 @@ impl Gpu {
             base: region_ptr,
             error: live.error.device,
             layout,
-            options: 0,
+            options,
             seed,
             host: 0,
             stack_bytes,
