@@ -537,8 +537,9 @@ pub(crate) struct Batch {
 /// received the most ids keeps its first `KEPT` as the next batch ([`KEEP`] for a warp, 1 for
 /// a block, 0 for a block that still holds claimed ids); every other staged id is written to
 /// the rings and published. `release` asks for the release fence even when nothing is
-/// published (finished tasks are about to notify their parents). A `no_taskwait` launch counts the folded ids among its live tasks before the
-/// fence (see "Kernels without waits" in [`crate::scheduler`]).
+/// published (finished tasks are about to notify their parents). A `no_taskwait` launch counts
+/// the folded ids among its live tasks before the fence (see "Kernels without waits" in
+/// [`crate::scheduler`]).
 pub(crate) fn fold<const KEPT: u32, const Q: u32, const DETACH: bool>(
     warp: &Warp,
     release: bool,
