@@ -84,7 +84,7 @@ struct RunArgs {
     #[arg(long)]
     no_cpu: bool,
     /// Run gtap on GTaP's grid and block size per workload (e.g. 4000 blocks of 32 threads for
-    /// fib) instead of gtap's default (all resident blocks of 256 threads); grids that cannot
+    /// fib) instead of gtap's default (all resident blocks of 128 threads); grids that cannot
     /// be resident are skipped (see `--max-registers`).
     #[arg(long)]
     gtap_geometry: bool,
@@ -92,6 +92,11 @@ struct RunArgs {
     /// option: kernels with their own `max_registers` attribute keep theirs.
     #[arg(long)]
     max_registers: Option<u32>,
+    /// Threads per block for gtap's thread-mode rows (block-mode rows keep their kernels'
+    /// block size); default: the runtime's (128). Warps a multiprocessor follow the registers,
+    /// not the block size (bench/NOTES.md entry 80).
+    #[arg(long)]
+    thread_block_size: Option<u32>,
     /// Cutoffs of the EPAQ fib sweep (default 2..=18; quick: 2,8; `none` for no sweep).
     #[arg(long, value_delimiter = ',')]
     fib_cutoffs: Option<Vec<String>>,
@@ -244,6 +249,7 @@ fn run_command(a: RunArgs) -> Result<bool, String> {
         cpu_peers: !a.no_cpu,
         gtap_geometry: a.gtap_geometry,
         max_registers: a.max_registers,
+        thread_block_size: a.thread_block_size,
         baseline_log: a.baseline_log,
         out_dir: a.out_dir,
         commit: a.commit.unwrap_or_else(default_commit),

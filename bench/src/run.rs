@@ -42,6 +42,8 @@ pub struct Settings {
     pub gtap_geometry: bool,
     /// Register cap for gtap's kernels, if any.
     pub max_registers: Option<u32>,
+    /// Threads per block for the thread-mode rows, if not the runtime's default.
+    pub thread_block_size: Option<u32>,
     /// GTaP's log (the output of the baseline's `run.sh`), if any.
     pub baseline_log: Option<PathBuf>,
     /// Directory for the JSON file and `table.md`.
@@ -191,6 +193,12 @@ pub fn run(s: &Settings) -> Result<Report, String> {
             }
             if let Some(r) = s.max_registers {
                 config = config.max_registers(r);
+            }
+            if let Some(b) = s.thread_block_size
+                && !config.block_mode
+            {
+                config = config.block_size(b);
+                geometry.push_str(&format!("blocks of {b} threads; "));
             }
             match runtimes.get(&config) {
                 Ok(rt) => {
