@@ -102,7 +102,7 @@ mod testing;
 mod trace;
 
 pub use atomic::AtomicElement;
-pub use block::{Block, SharedMem, SharedWord};
+pub use block::{Block, SharedMem, SharedWord, StrideIndex};
 pub use context::Context;
 pub use device_code::{Cubin, DeviceCode, KernelModule};
 pub use kernel::{Kernel, KernelArg, KernelArgs};

@@ -9,7 +9,8 @@
 #![no_std]
 
 pub use gtap_device::{
-    AtomicElement, Block, Context, Loan, Part, SharedMem, SharedWord, Slice, SliceMut, math, thread,
+    AtomicElement, Block, Context, Loan, Part, SharedMem, SharedWord, Slice, SliceMut, StrideIndex,
+    math, thread,
 };
 pub use gtap_macros::{KernelArg, entry, function, kernel, task, taskwait};
 

@@ -171,6 +171,13 @@ pub fn helpers(block: &gtap::Block, depth: u32, salt: u32) -> u64 {
     let mut strided = 0u64;
     block.for_each(0..1000, |i| strided += i as u64);
     let strided = block.sum(strided);
+    // Other index types, and a range ending at `u64::MAX`, whose strides overflow: every index
+    // once.
+    let mut wide = 0u64;
+    block.for_each(3..1003usize, |i| wide += 2 * i as u64);
+    block.for_each(u64::MAX - 100..u64::MAX, |i| wide += 3 * (u64::MAX - i));
+    block.for_each(-50i64..50, |i| wide += (i + 50) as u64);
+    let wide_ok = block.sum(wide) == 2 * (3..1003).sum::<u64>() + 3 * 5050 + 4950;
     // Shared memory: every thread writes its word, reads its neighbour's after a barrier.
     let neighbour = block.shared(|mem: &gtap::SharedMem<u32>| {
         mem.store(t as usize, t * 3);
@@ -179,7 +186,7 @@ pub fn helpers(block: &gtap::Block, depth: u32, salt: u32) -> u64 {
         block.sync();
         n
     });
-    let ok = before + v == upto && neighbour == ((t + 1) % block.size()) * 3;
+    let ok = before + v == upto && neighbour == ((t + 1) % block.size()) * 3 && wide_ok;
     let all_ok = block.min(ok as u32);
     let mut children = [0u64; 1];
     if depth > 0 && t.is_multiple_of(16) {

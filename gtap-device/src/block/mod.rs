@@ -112,7 +112,7 @@ pub(crate) mod worker;
 
 use crate::arch::LocalU32;
 
-pub use token::{Block, SharedMem, SharedWord};
+pub use token::{Block, SharedMem, SharedWord, StrideIndex};
 
 /// A block's scheduling state shared by its threads (shared memory on the GPU, in the area of
 /// a warp that does not schedule, or after the thread-mode areas in a block of one warp: see

@@ -69,14 +69,23 @@ impl Block {
 
     /// Calls `f(i)` for the indices of `range` this thread takes: `start + thread_index()`,
     /// then every `size()`-th after it, so the block's threads share the range out (a strided
-    /// loop; no barrier).
+    /// loop; no barrier). The indices are any integer type of 32 bits or more ([`StrideIndex`]);
+    /// with `usize` and a range that ends at a slice's length, indexing that slice needs no
+    /// bounds check in the loop:
+    ///
+    /// ```ignore
+    /// let (vals, cols) = (&val[lo..hi], &col[lo..hi]); // checked once here
+    /// block.for_each(0..vals.len(), |i| mine += vals[i] * x[cols[i] as usize]);
+    /// ```
     #[inline(always)]
-    pub fn for_each(&self, range: Range<u32>, mut f: impl FnMut(u32)) {
+    pub fn for_each<I: StrideIndex>(&self, range: Range<I>, mut f: impl FnMut(I)) {
         let view = arch::block_view();
-        let mut i = range.start.saturating_add(view.thread);
+        let Some(mut i) = range.start.advance(view.thread) else {
+            return;
+        };
         while i < range.end {
             f(i);
-            i = match i.checked_add(view.threads) {
+            i = match i.advance(view.threads) {
                 Some(next) => next,
                 None => break,
             };
@@ -338,6 +347,7 @@ impl<W: SharedWord> SharedMem<W> {
 
 mod sealed {
     pub trait Sealed {}
+    pub trait Stride {}
 }
 
 /// A type [`SharedMem`] holds: 32- and 64-bit integers and floats.
@@ -372,3 +382,23 @@ macro_rules! shared_word {
 }
 shared_word!(AtomicU32, u32, u32, i32, f32);
 shared_word!(AtomicU64, u64, u64, i64, f64);
+
+/// An index type [`Block::for_each`] strides over: a primitive integer of 32 bits or more.
+pub trait StrideIndex: Copy + PartialOrd + sealed::Stride {
+    /// `self + by`, or `None` past the type's largest value.
+    #[doc(hidden)]
+    fn advance(self, by: u32) -> Option<Self>;
+}
+
+macro_rules! stride_index {
+    ($($t:ty),*) => {$(
+        impl sealed::Stride for $t {}
+        impl StrideIndex for $t {
+            #[inline(always)]
+            fn advance(self, by: u32) -> Option<Self> {
+                self.checked_add(by as $t)
+            }
+        }
+    )*};
+}
+stride_index!(u32, u64, usize, i32, i64, isize);
