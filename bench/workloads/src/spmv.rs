@@ -84,20 +84,25 @@ pub fn spmv_row_block(block: &gtap::Block, product: gtap::Context<Product>, row:
         col,
         val,
         x,
-        y,
+        ..
     } = *product;
     let (lo, hi) = (
-        row_ptr[row as usize] as u32,
-        row_ptr[row as usize + 1] as u32,
+        row_ptr[row as usize] as u32 as usize,
+        row_ptr[row as usize + 1] as u32 as usize,
     );
+    // The row's values and columns, checked once: the strided loop's indices stay below their
+    // common length, so it checks only the gathered `x` and keeps no lengths of its own.
+    let (vals, cols) = (&val[lo..hi], &col[lo..hi]);
     let mut mine = 0.0;
-    block.for_each(lo..hi, |k| {
-        mine = gtap::math::fma(val[k as usize], x[col[k as usize] as usize], mine);
+    block.for_each(0..vals.len(), |i| {
+        mine = gtap::math::fma(vals[i], x[cols[i] as usize], mine);
     });
     let sum = block.sum(mine);
     if block.thread_index() == 0 {
+        // `y` is read here, after the loop, so that its pointer and length take no registers
+        // during it.
         // SAFETY: only this row's task writes `y[row]`, and nothing reads it during the launch.
-        unsafe { y.write(row as usize, sum) };
+        unsafe { product.y.write(row as usize, sum) };
     }
 }
 
@@ -124,12 +129,13 @@ pub fn range_spmv_block(
     }
 }
 
-/// Root kernel of [`range_spmv_block`] over all `y.len()` rows. At most 56 registers a thread:
-/// with no shared memory lent to tasks, 9 blocks a multiprocessor instead of 7 at 72, for a
-/// kernel that waits on memory (see `bench/NOTES.md`). No task waits: `no_taskwait`, as GTaP
+/// Root kernel of [`range_spmv_block`] over all `y.len()` rows. At most 40 registers a thread:
+/// with no shared memory lent to tasks, 12 blocks a multiprocessor instead of 9 at 56, for a
+/// kernel that waits on memory; its spills cost less than the blocks gain once the row loop
+/// keeps no lengths (`bench/NOTES.md` entry 82). No task waits: `no_taskwait`, as GTaP
 /// lowers functions without a `taskwait` (their children get no counter, and a parent finishes
 /// when it returns).
-#[gtap::kernel(block = 128, max_registers = 56, no_taskwait, queues = 1)]
+#[gtap::kernel(block = 128, max_registers = 40, no_taskwait, queues = 1)]
 pub fn spmv_block_kernel(
     row_ptr: Slice<i32>,
     col: Slice<i32>,
