@@ -345,10 +345,18 @@ fn laneid() -> u32 {
     l
 }
 
+/// `%tid.x`, read again at each use: inline assembly that is not `pure`, where the intrinsic
+/// let LLVM hoist the read out of the persistent scheduler loop, so that every thread carried
+/// it (and products of it: addresses of its lane and warp state) across its poll. Read where
+/// used, the block SpMV ran 9.7 % faster and the block tree 1.8 %; fib, whose step reads it
+/// on its chain, 1.5 % slower (`bench/NOTES.md` entries 83-84). `%laneid` stays `pure`: read
+/// each time, it cost fib another 0.8 % and gained nothing.
 #[inline(always)]
 fn tid() -> u32 {
+    let t: u32;
     // SAFETY: reads a special register.
-    unsafe { core::arch::nvptx::_thread_idx_x() as u32 }
+    unsafe { asm!("mov.u32 {t}, %tid.x;", t = out(reg32) t, options(nomem, nostack)) };
+    t
 }
 
 #[inline(always)]
@@ -369,10 +377,13 @@ pub unsafe fn assume_block_threads(threads: u32) {
     unsafe { core::hint::assert_unchecked(ntid() == threads) };
 }
 
+/// `%ctaid.x`, read again at each use (see [`tid`]).
 #[inline(always)]
 fn ctaid() -> u32 {
+    let b: u32;
     // SAFETY: reads a special register.
-    unsafe { core::arch::nvptx::_block_idx_x() as u32 }
+    unsafe { asm!("mov.u32 {b}, %ctaid.x;", b = out(reg32) b, options(nomem, nostack)) };
+    b
 }
 
 // The runtime's block-level state lives in dynamic shared memory, sized by the host:
