@@ -179,7 +179,7 @@ where
     T: TaskFunction,
     F: Future<Output = T::Output>,
 {
-    let lane = arch::current_thread_lane();
+    let lane = arch::current_lane();
     // SAFETY: the polling lane owns its context.
     unsafe { lane.ctx() }.info = &T::INFO;
     let fut = payload::<F>(h);

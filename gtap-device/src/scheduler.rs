@@ -781,7 +781,7 @@ fn take_overflow<const BATCH: u32>(warp: &Warp) -> Batch {
 /// Polls task `id` once on the calling lane. Returns the task and its parent if it finished.
 #[inline(always)]
 fn run_task<R: TaskFunction, const DETACH: bool>(id: u32) -> Done {
-    let lane = arch::current_thread_lane();
+    let lane = arch::current_lane();
     let region = lane.region();
     // SAFETY: the calling lane owns its context.
     let ctx = unsafe { lane.ctx() };

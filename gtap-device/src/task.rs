@@ -262,7 +262,7 @@ where
     T: TaskFunction,
     F: Future<Output = T::Output>,
 {
-    let lane = arch::current_thread_lane();
+    let lane = arch::current_lane();
     let region = lane.region();
     let q = match queue {
         None => 0,
@@ -429,7 +429,7 @@ fn poll_inline<F: Future>(fut: Pin<&mut F>) -> Poll<F::Output> {
 /// any wait is the device error `WaitInNoTaskwaitKernel`.
 #[inline(always)]
 pub fn prepare_wait(site: &'static Site, queue: Option<i128>) {
-    let lane = arch::current_thread_lane();
+    let lane = arch::current_lane();
     // SAFETY: the calling lane owns its context.
     let ctx = unsafe { lane.ctx() };
     if ctx.flags & FAILED != 0 {
@@ -491,7 +491,7 @@ impl Future for Suspend {
     type Output = ();
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
-        let lane = arch::current_thread_lane();
+        let lane = arch::current_lane();
         // SAFETY: the calling lane owns its context.
         let ctx = unsafe { lane.ctx() };
         if ctx.flags & SUSPEND != 0 {

@@ -545,12 +545,6 @@ pub fn current_block_lane() -> LaneView {
     current_lane()
 }
 
-/// [`current_lane`]: on the GPU the thread-mode poll's form, whose ids may be held in registers.
-#[inline(always)]
-pub fn current_thread_lane() -> LaneView {
-    current_lane()
-}
-
 /// The lane polling a task on this thread.
 ///
 /// # Panics

@@ -547,28 +547,7 @@ pub fn lane_scratch(lane: &LaneView) -> Option<*mut Scratch> {
 /// The lane polling a task on this thread.
 #[inline(always)]
 pub fn current_lane() -> LaneView {
-    lane_of(tid(), ctaid())
-}
-
-/// [`current_lane`] for the thread-mode poll and its spawns and waits, with the ids read by
-/// pure intrinsics that LLVM may hoist out of the scheduler loop: there the held ids cost no
-/// occupancy, and reading them at each use cost the thread SpMV 7 % (`bench/NOTES.md` entry
-/// 85). Block-mode kernels never run these paths.
-#[inline(always)]
-pub fn current_thread_lane() -> LaneView {
-    // SAFETY: reads special registers.
-    let (t, b) = unsafe {
-        (
-            core::arch::nvptx::_thread_idx_x() as u32,
-            core::arch::nvptx::_block_idx_x() as u32,
-        )
-    };
-    lane_of(t, b)
-}
-
-/// The lane view of thread `t` of block `b`.
-#[inline(always)]
-fn lane_of(t: u32, b: u32) -> LaneView {
+    let t = tid();
     // SAFETY: the host sized the scratch area for every thread of the block.
     let scratch =
         unsafe { (smem().add(scratch_area_offset(ntid())) as *mut Scratch).add(t as usize) };
@@ -576,7 +555,7 @@ fn lane_of(t: u32, b: u32) -> LaneView {
         ctx: lane_ctx(t),
         shared: warp_shared(t / WARP_SIZE),
         region: block_region(),
-        warp: b * (ntid() / WARP_SIZE) + t / WARP_SIZE,
+        warp: warp_index(),
         scratch,
     }
 }
