@@ -348,9 +348,11 @@ fn laneid() -> u32 {
 /// `%tid.x`, read again at each use: inline assembly that is not `pure`, where the intrinsic
 /// let LLVM hoist the read out of the persistent scheduler loop, so that every thread carried
 /// it (and products of it: addresses of its lane and warp state) across its poll. Read where
-/// used, the block SpMV ran 9.7 % faster and the block tree 1.8 %; fib, whose step reads it
-/// on its chain, 1.5 % slower (`bench/NOTES.md` entries 83-84). `%laneid` stays `pure`: read
-/// each time, it cost fib another 0.8 % and gained nothing.
+/// used, the block SpMV ran 9.9 % faster and the block tree 1.8 %, while thread-mode kernels
+/// that had registers to spare pay for the reads on their step: the thread SpMV 7 %, fib 1.5 %
+/// (`bench/NOTES.md` entries 83-85; holding them on the thread-mode paths alone cost the
+/// capped thread BFS 3.8 %). `%laneid` stays `pure`: read each time, it cost fib another 0.8 %
+/// and gained nothing.
 #[inline(always)]
 fn tid() -> u32 {
     let t: u32;
