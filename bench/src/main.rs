@@ -84,8 +84,9 @@ struct RunArgs {
     #[arg(long)]
     no_cpu: bool,
     /// Run gtap on GTaP's grid and block size per workload (e.g. 4000 blocks of 32 threads for
-    /// fib) instead of gtap's default (all resident blocks of 128 threads); grids that cannot
-    /// be resident are skipped (see `--max-registers`).
+    /// fib) instead of gtap's default (all resident blocks of 128 threads); a grid that no
+    /// kernel can keep resident is skipped, and a row whose kernel keeps fewer runs on those
+    /// (see `Config::grid_size` and `--max-registers`).
     #[arg(long)]
     gtap_geometry: bool,
     /// Register cap for gtap's kernels (fewer registers let more blocks be resident). A JIT
@@ -97,6 +98,10 @@ struct RunArgs {
     /// not the block size (bench/NOTES.md entry 80).
     #[arg(long)]
     thread_block_size: Option<u32>,
+    /// Blocks for gtap's rows, instead of every block each kernel keeps resident (resident or
+    /// skipped as with `--gtap-geometry`).
+    #[arg(long)]
+    grid: Option<u32>,
     /// Cutoffs of the EPAQ fib sweep (default 2..=18; quick: 2,8; `none` for no sweep).
     #[arg(long, value_delimiter = ',')]
     fib_cutoffs: Option<Vec<String>>,
@@ -250,6 +255,7 @@ fn run_command(a: RunArgs) -> Result<bool, String> {
         gtap_geometry: a.gtap_geometry,
         max_registers: a.max_registers,
         thread_block_size: a.thread_block_size,
+        grid: a.grid,
         baseline_log: a.baseline_log,
         out_dir: a.out_dir,
         commit: a.commit.unwrap_or_else(default_commit),

@@ -44,6 +44,8 @@ pub struct Settings {
     pub max_registers: Option<u32>,
     /// Threads per block for the thread-mode rows, if not the runtime's default.
     pub thread_block_size: Option<u32>,
+    /// Blocks for gtap's rows, if not every resident block.
+    pub grid: Option<u32>,
     /// GTaP's log (the output of the baseline's `run.sh`), if any.
     pub baseline_log: Option<PathBuf>,
     /// Directory for the JSON file and `table.md`.
@@ -193,6 +195,10 @@ pub fn run(s: &Settings) -> Result<Report, String> {
             }
             if let Some(r) = s.max_registers {
                 config = config.max_registers(r);
+            }
+            if let Some(g) = s.grid {
+                config = config.grid_size(g);
+                geometry.push_str(&format!("{g} blocks; "));
             }
             if let Some(b) = s.thread_block_size
                 && !config.block_mode
