@@ -94,10 +94,6 @@ pub(crate) fn raise(f: Failure<'_>) {
 }
 
 /// Reports `f` at `place` if it is the launch's first failure, then asks every worker to stop.
-/// Out of line and cold: the report's text copies take many registers, which inlined into a
-/// kernel set its register count for the hot path too.
-#[cold]
-#[inline(never)]
 pub(crate) fn raise_at(region: &crate::region::Region, place: Place, f: Failure<'_>) {
     let control = region.control();
     if control
