@@ -60,6 +60,20 @@
 //!   a block always does in a joining launch. A queue holding more than half the block's task
 //!   slots is popped newest first again, so the order never holds more tasks live than the
 //!   depth-first one would need to drain (bench/NOTES.md entry 78).
+//! * **Lazy publication in a joining block launch.** A block's fold (batches of one, tasks that
+//!   join) places the ids it does not keep in the ring as a warp's does, but publishes them
+//!   only when the block's view says thieves see the queue empty; until then they stay the
+//!   block's own, counted in `WarpShared::private` at the ring's tail end, past the published
+//!   ids. The block pops them first, newest first, with no atomic and no fence
+//!   ([`pop_unpublished`]), and a fold that publishes them adds them all behind the published
+//!   ids with one fence, so the published range stays contiguous. A block pops published ids
+//!   only when it holds no unpublished ones, so `tails` is the published end whenever a
+//!   compare-and-swap claims from it. The view is an upper bound that the block lowers only
+//!   when it claims, so at each stop check it reads the true counts of the queues that hold
+//!   unpublished ids ([`refresh_views`]): a block whose published ids were stolen publishes
+//!   what it holds within [`STOP_CHECK_STEPS`](crate::scheduler::STOP_CHECK_STEPS) steps. A
+//!   recursive launch keeps one published id a block for thieves, the oldest (the largest
+//!   subtree), and its other spawns cost no fence and their pops no atomic.
 //! * **DAQ**: an idle warp pops its fullest queue; a thief picks the victim's fullest queue; the
 //!   fold keeps the queue that received the most, so a batch holds tasks of one kind.
 
@@ -533,6 +547,55 @@ pub(crate) struct Batch {
     pub(crate) queue: u32,
 }
 
+/// Whether a fold that keeps `KEPT` ids publishes lazily: a block (batches of one) in a launch
+/// whose tasks join (see "Lazy publication" in the module docs).
+#[inline(always)]
+const fn lazy<const KEPT: u32, const DETACH: bool>() -> bool {
+    KEPT == 1 && !DETACH
+}
+
+/// Block leader, in a joining launch: takes the newest unpublished id of the block's queue that
+/// holds the most (see "Lazy publication" in the module docs), with no atomic: thieves cannot
+/// see it. `None` when every id the block holds is published.
+#[inline]
+pub(crate) fn pop_unpublished<const Q: u32>(
+    region: &Region,
+    shared: &WarpShared,
+    me: u32,
+    rng: &mut XorShift64,
+) -> Option<Claim> {
+    let (q, n) = pick::<Q>(region, rng, |q| shared.private[q as usize].load());
+    if n == 0 {
+        return None;
+    }
+    shared.private[q as usize].store(n - 1);
+    let tail = shared.tails[q as usize].load().wrapping_sub(1);
+    shared.tails[q as usize].store(tail);
+    Some(Claim {
+        queue: q,
+        span: Span {
+            start: tail,
+            count: 1,
+        },
+        owner: me,
+        locked: false,
+    })
+}
+
+/// Block leader, at a stop check in a joining launch: reads the true `count` of each queue that
+/// holds unpublished ids into the block's view, so that the step's fold publishes them when
+/// thieves have emptied the published part (see "Lazy publication" in the module docs).
+#[inline]
+pub(crate) fn refresh_views<const Q: u32>(region: &Region, shared: &WarpShared, me: u32) {
+    for q in 0..count::<Q>(region) {
+        if shared.private[q as usize].load() != 0 {
+            // Relaxed: only a number; the view stays an upper bound, as only this block adds.
+            let now = region.queue_meta(me, q).count.load(Ordering::Relaxed);
+            shared.counts[q as usize].store(now);
+        }
+    }
+}
+
 /// Warp, after a barrier: ends the staging of a step (see the module docs). The queue that
 /// received the most ids keeps its first `KEPT` as the next batch ([`KEEP`] for a warp, 1 for
 /// a block, 0 for a block that still holds claimed ids); every other staged id is written to
@@ -561,6 +624,18 @@ pub(crate) fn fold<const KEPT: u32, const Q: u32, const DETACH: bool>(
     let folded = published;
     let keep = best_n.min(KEPT);
     published -= keep;
+    if lazy::<KEPT, DETACH>() {
+        // Publishes only queues that thieves see empty (see "Lazy publication" in the module
+        // docs); every lane reaches the leader's decision below from the same views.
+        published = 0;
+        for q in 0..queues {
+            let s = shared.staged[q as usize].load();
+            let held = shared.private[q as usize].load() + if q == best { s - keep } else { s };
+            if shared.counts[q as usize].load() == 0 {
+                published += held;
+            }
+        }
+    }
     let ids = warp.lanes(|lane| {
         for q in 0..queues {
             let s = shared.staged[q as usize].load();
@@ -602,20 +677,43 @@ pub(crate) fn fold<const KEPT: u32, const Q: u32, const DETACH: bool>(
     warp.leader_only(|| {
         for q in 0..queues {
             let s = shared.staged[q as usize].load();
-            if s == 0 {
+            let held = if lazy::<KEPT, DETACH>() {
+                shared.private[q as usize].load()
+            } else {
+                0
+            };
+            if s == 0 && held == 0 {
                 continue;
             }
             shared.staged[q as usize].store(0);
             let to_ring = if q == best { s - keep } else { s };
-            if to_ring == 0 {
-                continue;
-            }
             // The lanes placed the first `room` of them in the ring, the rest on the overflow
             // list (the same view of `head`, so the same split).
             let tail = shared.tails[q as usize].load();
             let room = region.queue_capacity - tail.wrapping_sub(shared.heads[q as usize].load());
-            let publish = to_ring.min(room);
-            if publish > 0 {
+            let placed = to_ring.min(room);
+            if lazy::<KEPT, DETACH>() {
+                // The placed ids join the queue's unpublished newest ones, published together
+                // only when thieves see the queue empty (the lanes fenced for exactly that).
+                let view = &shared.counts[q as usize];
+                let unpublished = held + placed;
+                if unpublished > 0 && view.load() == 0 {
+                    region
+                        .queue_meta(me, q)
+                        .count
+                        .add(unpublished, Ordering::Relaxed);
+                    view.store(unpublished);
+                    shared.private[q as usize].store(0);
+                } else {
+                    shared.private[q as usize].store(unpublished);
+                }
+                shared.tails[q as usize].store(tail.wrapping_add(placed));
+            }
+            if to_ring == 0 {
+                continue;
+            }
+            let publish = placed;
+            if !lazy::<KEPT, DETACH>() && publish > 0 {
                 // Relaxed: the lanes' fence above ordered everything it publishes.
                 region
                     .queue_meta(me, q)

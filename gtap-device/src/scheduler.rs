@@ -230,6 +230,10 @@ pub struct WarpShared {
     pub(crate) staged: [LocalU32; MAX_QUEUES],
     /// The first [`KEEP`] ids staged on each queue during the current step.
     pub(crate) keep: [[LocalU32; KEEP as usize]; MAX_QUEUES],
+    /// A block in a joining launch: the newest ids of each queue, at the ring's tail end,
+    /// that it has not published (0 in every other worker: see "Lazy publication" in the
+    /// `queue` module docs).
+    pub(crate) private: [LocalU32; MAX_QUEUES],
     /// Last thief head seen per queue (a lower bound; refreshed by the fold when a ring looks
     /// full).
     pub(crate) heads: [LocalU32; MAX_QUEUES],
@@ -275,6 +279,7 @@ impl WarpShared {
             tails: [const { LocalU32::new(0) }; MAX_QUEUES],
             staged: [const { LocalU32::new(0) }; MAX_QUEUES],
             keep: [const { [const { LocalU32::new(0) }; KEEP as usize] }; MAX_QUEUES],
+            private: [const { LocalU32::new(0) }; MAX_QUEUES],
             heads: [const { LocalU32::new(0) }; MAX_QUEUES],
             counts: [const { LocalU32::new(0) }; MAX_QUEUES],
             overflow: LocalU32::new(NONE),
@@ -624,6 +629,12 @@ impl<'w, const BATCH: u32, const QUEUES: u32> Worker<'w, BATCH, QUEUES> {
         let max = if oldest { queue::BLOCK_CLAIM } else { BATCH };
         let claim = warp.leader(|| {
             let shared = warp.shared();
+            if BATCH == 1
+                && !DETACH
+                && let Some(own) = queue::pop_unpublished::<QUEUES>(region, shared, me, rng)
+            {
+                return own;
+            }
             if oldest
                 && let Some(own) = queue::pop_own_oldest::<QUEUES>(region, shared, me, rng, max)
             {

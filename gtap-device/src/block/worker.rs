@@ -195,6 +195,9 @@ fn find<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>) -> u32 {
         if s.stopping() {
             return STOP;
         }
+        if !DETACH {
+            warp.leader_only(|| queue::refresh_views::<Q>(region, warp.shared(), warp.id()));
+        }
     }
     if s.batch.len == 0 && s.refill_from::<DETACH>() == Found::Nothing {
         // As a warp does: the stop word is read by a block that found nothing to run.
