@@ -879,6 +879,53 @@ mod tests {
     }
 
     #[test]
+    fn a_joining_block_publishes_only_when_thieves_see_its_queue_empty() {
+        for at in STARTS {
+            let launch = Launch::leak(geometry(2, 64, 1));
+            let region = launch.region();
+            let block = Warp::new(region, 0, None);
+            let shared = block.shared();
+            preset_positions(region, shared, 0, at);
+            let count = || region.queue_meta(0, 0).count.load(Ordering::Relaxed);
+            let mut rng = XorShift64::new(7);
+            // Nothing published yet: the ids not kept are published at once.
+            stage_on(&block, 0, 100..103);
+            let batch = fold::<1, 0, false>(&block, false);
+            assert_eq!((batch.ids[0], batch.len), (100, 1), "start {at}");
+            assert_eq!((count(), shared.private[0].load()), (2, 0));
+            // Thieves have those: the next child stays the block's own, behind them.
+            stage_on(&block, 0, 200..202);
+            assert_eq!(fold::<1, 0, false>(&block, false).ids[0], 200);
+            assert_eq!((count(), shared.private[0].load()), (2, 1));
+            assert_eq!(ring_ids(region, 0, 0, at, 3), [101, 102, 201]);
+            // The block pops it with no claim, and the published ids stay where they were.
+            let own = pop_unpublished::<0>(region, shared, 0, &mut rng).expect("one is held");
+            assert_eq!(own, newest(0, at.wrapping_add(2), 1, 0));
+            assert_eq!(read(region, 0, 0, own.span.start), 201);
+            assert_eq!(pop_unpublished::<0>(region, shared, 0, &mut rng), None);
+            stage_on(&block, 0, 300..302);
+            let _ = fold::<1, 0, false>(&block, false);
+            assert_eq!((count(), shared.private[0].load()), (2, 1));
+            // A thief takes both published ids; the block's view still says 2 until it reads
+            // the count again, so an empty fold publishes nothing ...
+            let stolen = try_steal::<0>(region, 1, &mut rng, WARP_SIZE, false, 1);
+            assert_eq!(stolen, Some(claim(0, at, 2, 0)));
+            end_steal(region, 0, 0, at, 2);
+            let _ = fold::<1, 0, false>(&block, false);
+            assert_eq!((count(), shared.private[0].load()), (0, 1));
+            // ... and after its stop check's read, the next fold does.
+            refresh_views::<0>(region, shared, 0);
+            let _ = fold::<1, 0, false>(&block, false);
+            assert_eq!((count(), shared.private[0].load()), (1, 0));
+            let stolen = try_steal::<0>(region, 1, &mut rng, WARP_SIZE, false, 1);
+            assert_eq!(stolen, Some(claim(0, at.wrapping_add(2), 1, 0)));
+            assert_eq!(read(region, 0, 0, at.wrapping_add(2)), 301);
+            end_steal(region, 0, 0, at.wrapping_add(2), 1);
+            assert_eq!(launch.error(), None);
+        }
+    }
+
+    #[test]
     fn an_empty_fold_hands_out_nothing() {
         let launch = Launch::leak(geometry(1, 64, 2));
         let warp = Warp::new(launch.region(), 0, None);
