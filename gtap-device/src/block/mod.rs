@@ -42,7 +42,8 @@
 //! through the pool's borrowing ([`crate::pool`]). One step of a block:
 //!
 //! 1. **Find.** The scheduling warp takes the task its last fold kept, or refills (staged
-//!    ids, the overflow list, its own fullest queue, a steal of the oldest id of a victim),
+//!    ids, the overflow list, its own unpublished ids, its own fullest queue, a steal of the
+//!    oldest id of a victim),
 //!    reading the stop word as a warp does (when the refill finds nothing, and every
 //!    [`STOP_CHECK_STEPS`](crate::scheduler::STOP_CHECK_STEPS) steps), and its leader writes
 //!    the id into the block's shared state. Block barrier. Every thread reads the id. In a
@@ -67,7 +68,11 @@
 //!    resets the block's counters before the next step's barrier.
 //! 4. **Fold and join.** The scheduling warp folds what the step staged, keeping one id (the
 //!    first child or the continuation) as the next task (none while a detached launch's block
-//!    still holds claimed ids) and publishing the rest with its release fence, then frees a finished task and notifies its parent ([`crate::join`],
+//!    still holds claimed ids) and placing the rest in its ring. A detached launch publishes
+//!    them at once with the fold's release fence; a joining one keeps them unpublished, popped
+//!    by the block itself with no atomic, until thieves see its queue empty (see "Lazy
+//!    publication" in [`crate::queue`]: a recursive launch then fences for its finishes, not
+//!    its spawns). Then it frees a finished task and notifies its parent ([`crate::join`],
 //!    unchanged), and restocks the pool stash. A parent whose last child that was is the only
 //!    id the step staged: it becomes the next task at once, unpublished, with no second fold.
 //!
