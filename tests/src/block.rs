@@ -285,3 +285,48 @@ pub fn wants_scratch(block: &gtap::Block) -> u32 {
 pub fn wants_scratch_kernel() -> u32 {
     gtap::entry!(wants_scratch())
 }
+
+/// A block's local joins against its other joins: node `node` of a binary tree with `depth`
+/// levels below it. Thread 0 counts the node in `out[0]`, adds its number to `out[1]` and
+/// spawns both children. A node whose number is a multiple of 3 returns its number at once,
+/// its children finishing after it (the implicit wait); the others wait and return their
+/// number plus their children's values.
+#[gtap::function(block)]
+pub fn mixed_joins(block: &gtap::Block, out: gtap::SliceMut<u64>, node: u64, depth: u32) -> u64 {
+    let first = block.thread_index() == 0;
+    if first {
+        out.atomic_add(0, 1);
+        out.atomic_add(1, node);
+    }
+    if depth == 0 {
+        return node;
+    }
+    let (mut a, mut b) = (0, 0);
+    if first {
+        gtap::task!(a = mixed_joins(out, 2 * node, depth - 1));
+        gtap::task!(b = mixed_joins(out, 2 * node + 1, depth - 1));
+    }
+    if node.is_multiple_of(3) {
+        return node;
+    }
+    gtap::taskwait!();
+    node + a + b
+}
+
+/// Root of [`mixed_joins`] (node 1).
+#[gtap::kernel(block = 64)]
+pub fn mixed_joins_kernel(out: gtap::SliceMut<u64>, depth: u32) -> u64 {
+    gtap::entry!(mixed_joins(out, 1, depth))
+}
+
+/// [`mixed_joins`]'s value and what it leaves in `out`, computed sequentially.
+pub fn mixed_joins_seq(depth: u32) -> (u64, [u64; 2]) {
+    fn value(node: u64, depth: u32) -> u64 {
+        if depth == 0 || node.is_multiple_of(3) {
+            return node;
+        }
+        node + value(2 * node, depth - 1) + value(2 * node + 1, depth - 1)
+    }
+    let nodes = (1u64 << (depth + 1)) - 1;
+    (value(1, depth), [nodes, nodes * (nodes + 1) / 2])
+}

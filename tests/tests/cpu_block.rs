@@ -27,6 +27,31 @@ fn parallel(block: u32) -> Runtime {
 }
 
 #[test]
+fn waits_joined_on_the_block_and_through_pending_match_the_sequential_reference() {
+    use gtap_tests::block::{mixed_joins_kernel, mixed_joins_seq};
+    let depth = 9;
+    let want = mixed_joins_seq(depth);
+    let mut runs: Vec<(String, Runtime)> = [(1, 1), (2, 2), (3, 1), (4, 3)]
+        .into_iter()
+        .map(|(seed, q)| {
+            (
+                format!("seed {seed}, {q} queues"),
+                deterministic(seed, q, 64),
+            )
+        })
+        .collect();
+    runs.push(("parallel".into(), parallel(64)));
+    for (mode, mut rt) in runs {
+        let mut out = rt.alloc_filled(2, 0u64).unwrap();
+        let got = rt
+            .launch(mixed_joins_kernel, (out.slice_mut(), depth))
+            .unwrap_or_else(|e| panic!("{mode}: {e}"));
+        assert_eq!(got.result, want.0, "{mode}");
+        assert_eq!(rt.download(&out).unwrap(), want.1, "{mode}");
+    }
+}
+
+#[test]
 fn integrate_block_matches_reference_exactly() {
     let block = integrate_block::BLOCK;
     let want = integrate_block::integrate_block_seq(-1.0, 1.0, 1e-8, block);

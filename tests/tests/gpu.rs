@@ -1214,6 +1214,25 @@ fn block_mode_integrate_is_exact_over_many_launches() {
 }
 
 #[test]
+fn block_mode_waits_joined_on_the_block_and_through_pending_are_exact() {
+    use gtap_tests::block::{BLOCK, mixed_joins_kernel, mixed_joins_seq};
+    let Some(mut rt) = block_gpu(&gtap_tests::DEVICE_CODE, BLOCK) else {
+        return;
+    };
+    // Deep enough that blocks publish, steal and flush their local joins many times.
+    let depth = if small() { 8 } else { 18 };
+    let want = mixed_joins_seq(depth);
+    for i in 0..repeats() {
+        let mut out = rt.alloc_filled(2, 0u64).unwrap();
+        let got = rt
+            .launch(mixed_joins_kernel, (out.slice_mut(), depth))
+            .unwrap();
+        assert_eq!(got.result, want.0, "launch {i}");
+        assert_eq!(rt.download(&out).unwrap(), want.1, "launch {i}");
+    }
+}
+
+#[test]
 fn block_mode_helpers_and_per_thread_spawns_are_exact() {
     use gtap_tests::block::{BLOCK, helpers_kernel, helpers_seq};
     let Some(mut rt) = block_gpu(&gtap_tests::DEVICE_CODE, BLOCK) else {
