@@ -550,7 +550,7 @@ pub(crate) struct Batch {
 /// Whether a fold that keeps `KEPT` ids publishes lazily: a block (batches of one) in a launch
 /// whose tasks join (see "Lazy publication" in the module docs).
 #[inline(always)]
-const fn lazy<const KEPT: u32, const DETACH: bool>() -> bool {
+pub(crate) const fn lazy<const KEPT: u32, const DETACH: bool>() -> bool {
     KEPT == 1 && !DETACH
 }
 
@@ -687,6 +687,9 @@ pub(crate) fn fold<const KEPT: u32, const Q: u32, const DETACH: bool>(
             }
             shared.staged[q as usize].store(0);
             let to_ring = if q == best { s - keep } else { s };
+            if !lazy::<KEPT, DETACH>() && to_ring == 0 {
+                continue;
+            }
             // The lanes placed the first `room` of them in the ring, the rest on the overflow
             // list (the same view of `head`, so the same split).
             let tail = shared.tails[q as usize].load();
@@ -708,22 +711,17 @@ pub(crate) fn fold<const KEPT: u32, const Q: u32, const DETACH: bool>(
                     shared.private[q as usize].store(unpublished);
                 }
                 shared.tails[q as usize].store(tail.wrapping_add(placed));
-            }
-            if to_ring == 0 {
-                continue;
-            }
-            let publish = placed;
-            if !lazy::<KEPT, DETACH>() && publish > 0 {
+            } else if placed > 0 {
                 // Relaxed: the lanes' fence above ordered everything it publishes.
                 region
                     .queue_meta(me, q)
                     .count
-                    .add(publish, Ordering::Relaxed);
+                    .add(placed, Ordering::Relaxed);
                 let view = &shared.counts[q as usize];
-                view.store(view.load() + publish);
-                shared.tails[q as usize].store(tail.wrapping_add(publish));
+                view.store(view.load() + placed);
+                shared.tails[q as usize].store(tail.wrapping_add(placed));
             }
-            if publish == room {
+            if to_ring > 0 && placed == room {
                 // The ring looks full (or overflowed), but thieves may have made room since:
                 // look again for the next step's staging. Acquire: they copied out the ids
                 // they claimed before moving `head`.

@@ -629,8 +629,7 @@ impl<'w, const BATCH: u32, const QUEUES: u32> Worker<'w, BATCH, QUEUES> {
         let max = if oldest { queue::BLOCK_CLAIM } else { BATCH };
         let claim = warp.leader(|| {
             let shared = warp.shared();
-            if BATCH == 1
-                && !DETACH
+            if queue::lazy::<BATCH, DETACH>()
                 && let Some(own) = queue::pop_unpublished::<QUEUES>(region, shared, me, rng)
             {
                 return own;
