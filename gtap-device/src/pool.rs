@@ -72,12 +72,12 @@
 //! * **Racecheck.** Lanes reach the slow path (`alloc_slow`, `borrow`) independently, and while
 //!   one lane stores a hint (`frees_seen`, `fresh`, `lender`) another may load it. The protocol
 //!   never relies on the order: a hint only ever holds a value its counter had, and a stale one
-//!   costs a reload; a ring position is claimed only by the compare-and-swap on `taken`. In
-//!   PTX's model relaxed `.cta` loads and stores do not race either, but compute-sanitizer's
-//!   racecheck treats them as plain accesses (it reported these pairs, as errors where lanes
-//!   store different values). So the slow path reads and writes these counters with atomic
-//!   read-modify-writes (`LocalU32::load_rmw`, `store_rmw`), which racecheck understands; the
-//!   common path (`take_ready`) was atomic already.
+//!   costs a reload; a ring position is claimed only by the compare-and-swap on `taken`. But
+//!   `LocalU32`'s loads and stores are plain accesses (racecheck reported these pairs even
+//!   when they were relaxed `.cta` ones, as errors where lanes store different values), so the
+//!   slow path reads and writes these counters with atomic read-modify-writes
+//!   (`LocalU32::load_rmw`, `store_rmw`), which neither races nor trips racecheck; the common
+//!   path (`take_ready`) was atomic already.
 
 use core::sync::atomic::Ordering;
 

@@ -165,12 +165,24 @@ impl AtomicU64 {
     }
 }
 
-/// A counter shared by the lanes of one warp, in shared memory (`.cta` scope, relaxed: the
-/// warp barrier orders it where the scheduler needs order).
+/// A counter shared by the lanes of one warp (or the threads of a block), in shared memory.
+///
+/// [`load`](Self::load) and [`store`](Self::store) are plain accesses, which the compiler may
+/// keep in a register, merge and schedule like any other (strong `ld`/`st.relaxed.cta` in
+/// inline assembly forced every one of them onto the scheduling warp's dependent chain:
+/// `bench/NOTES.md` entry 91). That is sound because no plain access to a counter is concurrent
+/// with another thread's access to it: the schedulers order them with warp and block barriers
+/// (`bar.warp.sync`, `barrier.sync`; every barrier, shuffle and atomic here is inline assembly
+/// that clobbers memory, so neither LLVM nor ptxas moves a plain access across one), and
+/// compute-sanitizer's racecheck, which treats plain and relaxed accesses alike, checks it on
+/// every GPU test (`scripts/device-sanitize`). Counters that lanes touch independently use the
+/// read-modify-write forms ([`load_rmw`](Self::load_rmw)); the other operations are relaxed
+/// `.cta` atomics.
 #[repr(transparent)]
 pub struct LocalU32(UnsafeCell<u32>);
 
-// SAFETY: all accesses are atomic PTX instructions.
+// SAFETY: concurrent accesses by several threads are atomic PTX instructions; the plain loads
+// and stores are ordered against every other thread's access by barriers (see above).
 unsafe impl Sync for LocalU32 {}
 
 impl LocalU32 {
@@ -181,20 +193,16 @@ impl LocalU32 {
     /// Reads the counter.
     #[inline(always)]
     pub fn load(&self) -> u32 {
-        let v: u32;
-        // SAFETY: the counter lives in shared memory for the whole kernel.
-        unsafe {
-            asm!("ld.relaxed.cta.u32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) self.0.get())
-        };
-        v
+        // SAFETY: the counter lives in shared memory for the whole kernel, and barriers order
+        // this access against other threads' (see the type's docs).
+        unsafe { self.0.get().read() }
     }
     /// Writes the counter.
     #[inline(always)]
     pub fn store(&self, v: u32) {
-        // SAFETY: the counter lives in shared memory for the whole kernel.
-        unsafe {
-            asm!("st.relaxed.cta.u32 [{p}], {v};", p = in(reg64) self.0.get(), v = in(reg32) v)
-        };
+        // SAFETY: the counter lives in shared memory for the whole kernel, and barriers order
+        // this access against other threads' (see the type's docs).
+        unsafe { self.0.get().write(v) }
     }
     /// Adds `v` and returns the previous value (wrapping).
     #[inline(always)]
@@ -246,9 +254,9 @@ impl LocalU32 {
     }
     /// Reads the counter with a read-modify-write that changes nothing (`atom.or` of 0), for
     /// counters that lanes running independently may store at the same time (the pool's slow
-    /// path). PTX's memory model already orders relaxed `.cta` loads and stores without a data
-    /// race, but compute-sanitizer's racecheck counts only atomic instructions as race-free,
-    /// and these paths are rare enough that the clean report is worth an atomic.
+    /// path), where a plain [`load`](Self::load) would race: racecheck counts only atomic
+    /// instructions as race-free, and these paths are rare enough that an atomic costs nothing
+    /// that shows.
     #[inline(always)]
     pub fn load_rmw(&self) -> u32 {
         let old: u32;
