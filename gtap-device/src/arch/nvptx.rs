@@ -176,8 +176,9 @@ impl AtomicU64 {
 /// that clobbers memory, so neither LLVM nor ptxas moves a plain access across one), and
 /// compute-sanitizer's racecheck, which treats plain and relaxed accesses alike, checks it on
 /// every GPU test (`scripts/device-sanitize`). Counters that lanes touch independently use the
-/// read-modify-write forms ([`load_rmw`](Self::load_rmw)); the other operations are relaxed
-/// `.cta` atomics.
+/// read-modify-write forms ([`load_rmw`](Self::load_rmw)), and those that a retiring lane
+/// changes under the others a strong load ([`load_relaxed`](Self::load_relaxed)); the other
+/// operations are relaxed `.cta` atomics.
 #[repr(transparent)]
 pub struct LocalU32(UnsafeCell<u32>);
 
@@ -196,6 +197,18 @@ impl LocalU32 {
         // SAFETY: the counter lives in shared memory for the whole kernel, and barriers order
         // this access against other threads' (see the type's docs).
         unsafe { self.0.get().read() }
+    }
+    /// Reads the counter with a strong load (`ld.relaxed.cta`), for counters that another
+    /// thread may change with an atomic at any time, with no barrier between: the warp's `live`
+    /// mask and `leader`, which a lane retiring after a panic updates while the others run on.
+    #[inline(always)]
+    pub(crate) fn load_relaxed(&self) -> u32 {
+        let v: u32;
+        // SAFETY: the counter lives in shared memory for the whole kernel; the load is atomic.
+        unsafe {
+            asm!("ld.relaxed.cta.u32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) self.0.get())
+        };
+        v
     }
     /// Writes the counter.
     #[inline(always)]
@@ -649,7 +662,7 @@ impl Warp {
     /// PTX's warp-synchronous instructions only wait for lanes that have not exited.
     #[inline(always)]
     pub fn leader<T: Broadcast>(&self, f: impl FnOnce() -> T) -> T {
-        let leader = self.shared().leader.load();
+        let leader = self.shared().leader.load_relaxed();
         let mut words = T::Words::default();
         if laneid() == leader {
             words = f().to_words();
@@ -674,7 +687,7 @@ impl Warp {
         unsafe {
             asm!("shfl.sync.idx.b32 {d}, {a}, {s}, 31, 0xffffffff;", d = out(reg32) r, a = in(reg32) v, s = in(reg32) lane)
         };
-        if self.shared().live.load() >> lane & 1 == 0 {
+        if self.shared().live.load_relaxed() >> lane & 1 == 0 {
             return crate::record::NONE;
         }
         r
@@ -683,7 +696,7 @@ impl Warp {
     /// Runs `f` on the lowest live lane only (no result is shared).
     #[inline(always)]
     pub fn leader_only(&self, f: impl FnOnce()) {
-        if laneid() == self.shared().leader.load() {
+        if laneid() == self.shared().leader.load_relaxed() {
             f();
         }
     }
