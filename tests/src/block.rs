@@ -286,11 +286,11 @@ pub fn wants_scratch_kernel() -> u32 {
     gtap::entry!(wants_scratch())
 }
 
-/// A block's local joins against its other joins: node `node` of a binary tree with `depth`
-/// levels below it. Thread 0 counts the node in `out[0]`, adds its number to `out[1]` and
-/// spawns both children. A node whose number is a multiple of 3 returns its number at once,
-/// its children finishing after it (the implicit wait); the others wait and return their
-/// number plus their children's values.
+/// Both joins of block mode in one tree, waits and returns with children outstanding: node
+/// `node` of a binary tree with `depth` levels below it. Thread 0 counts the node in `out[0]`,
+/// adds its number to `out[1]` and spawns both children. A node whose number is a multiple of
+/// 3 returns its number at once, its children finishing after it (the implicit wait); the
+/// others wait and return their number plus their children's values.
 #[gtap::function(block)]
 pub fn mixed_joins(block: &gtap::Block, out: gtap::SliceMut<u64>, node: u64, depth: u32) -> u64 {
     let first = block.thread_index() == 0;

@@ -27,7 +27,7 @@ fn parallel(block: u32) -> Runtime {
 }
 
 #[test]
-fn waits_joined_on_the_block_and_through_pending_match_the_sequential_reference() {
+fn mixed_waits_and_early_returns_match_the_sequential_reference() {
     use gtap_tests::block::{mixed_joins_kernel, mixed_joins_seq};
     let depth = 9;
     let want = mixed_joins_seq(depth);

@@ -1214,12 +1214,12 @@ fn block_mode_integrate_is_exact_over_many_launches() {
 }
 
 #[test]
-fn block_mode_waits_joined_on_the_block_and_through_pending_are_exact() {
+fn block_mode_mixed_waits_and_early_returns_are_exact() {
     use gtap_tests::block::{BLOCK, mixed_joins_kernel, mixed_joins_seq};
     let Some(mut rt) = block_gpu(&gtap_tests::DEVICE_CODE, BLOCK) else {
         return;
     };
-    // Deep enough that blocks publish, steal and flush their local joins many times.
+    // Deep enough that blocks hold back, publish and steal children many times.
     let depth = if small() { 8 } else { 18 };
     let want = mixed_joins_seq(depth);
     for i in 0..repeats() {
