@@ -98,8 +98,9 @@ struct RunArgs {
     /// not the block size (bench/NOTES.md entry 80).
     #[arg(long)]
     thread_block_size: Option<u32>,
-    /// Blocks for gtap's rows, instead of every block each kernel keeps resident (resident or
-    /// skipped as with `--gtap-geometry`).
+    /// Blocks for gtap's rows, instead of every block each kernel keeps resident: a row whose
+    /// kernel keeps fewer runs on those (the row's note gives the blocks it ran on), and a grid
+    /// that no kernel keeps resident is skipped, as with `--gtap-geometry`.
     #[arg(long)]
     grid: Option<u32>,
     /// Cutoffs of the EPAQ fib sweep (default 2..=18; quick: 2,8; `none` for no sweep).

@@ -198,7 +198,7 @@ pub fn run(s: &Settings) -> Result<Report, String> {
             }
             if let Some(g) = s.grid {
                 config = config.grid_size(g);
-                geometry.push_str(&format!("{g} blocks; "));
+                geometry.push_str(&format!("at most {g} blocks; "));
             }
             if let Some(b) = s.thread_block_size
                 && !config.block_mode

@@ -21,8 +21,8 @@ pub struct Config {
     /// Thread blocks in the persistent grid. Default: as many as each kernel keeps resident at
     /// once (multiprocessors × blocks per multiprocessor at that kernel's occupancy); the region
     /// is laid out for the kernel that fits the most. A grid set here must be resident for the
-    /// kernel that fits the most blocks; kernels that fit fewer still run correctly (blocks that
-    /// are not resident start once the others finish and find the launch over).
+    /// kernel that fits the most blocks; a kernel that keeps fewer resident runs on as many as
+    /// it keeps ([`Stats::blocks`](crate::Stats::blocks) says how many a launch ran on).
     pub grid_size: Option<u32>,
     /// Threads per block, a multiple of 32. Default: 128 on the GPU.
     pub block_size: Option<u32>,

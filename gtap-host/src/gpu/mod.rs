@@ -211,8 +211,9 @@ impl Gpu {
         let per_sm =
             |k: sys::CUfunction, block: u32| Module::blocks_per_sm(k, block, shared_for(block));
         // A persistent grid must be resident as a whole. Kernels differ (registers), so the
-        // region is laid out for the kernel that fits the most blocks, and each launch of a
-        // default-sized grid uses as many of them as its own kernel keeps resident.
+        // region is laid out for the kernel that fits the most blocks (or the grid asked for),
+        // and each launch uses as many of them as its own kernel keeps resident: a block that
+        // is not resident would start only after the others had finished the launch.
         let resident = |block: u32| {
             let most = kernels.iter().map(|&k| per_sm(k, block)).max();
             sms * most.unwrap_or(1).max(1)
@@ -256,10 +257,7 @@ impl Gpu {
                 .into());
             }
             let shape = KernelShape {
-                blocks: match config.grid_size {
-                    Some(grid) => grid,
-                    None => (sms * fit).min(layout.geometry.blocks),
-                },
+                blocks: (sms * fit).min(layout.geometry.blocks),
                 registers: Module::registers(k),
                 slot_bytes: match code.module_of(name) {
                     Some(m) => config
