@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
-# Builds the pack that bench/queued/run.sh runs on the device: gtap-bench at the checked-out
-# commit (A) and with each patch of this directory applied (P, E, Z, EZ), and the GPU tests and
-# examples of the checked-out commit (scripts/device-sanitize --build). Run from a clean tree
-# after `bash scripts/setup`; takes about 15 minutes on two cores. Then carry `.device/q` to the
-# device and run `bash bench/queued/run.sh` there.
+# Builds the pack of one set of queued experiments (README.md here) for bench/queued/run.sh:
+#
+#   bash bench/queued/build-pack.sh q   # A, P, E, Z, EZ; the GPU tests and examples of HEAD
+#   bash bench/queued/build-pack.sh t   # A, T0, T0S; the GPU tests and examples with T0S
+#
+# gtap-bench is built at the checked-out commit (A) and with each variant's patch applied; the
+# GPU tests and examples with scripts/device-sanitize --build. Run from a tree whose device code
+# is clean, after `bash scripts/setup`: about 2 minutes a variant and 6 for the tests on two
+# cores. Then carry `.device/<set>` to the device and run `bash bench/queued/run.sh <set>` there.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+set_name="${1:?usage: build-pack.sh q|t}"
+case "$set_name" in
+    q) variants=(A P E Z EZ); tests_patch= ;;
+    t) variants=(A T0 T0S); tests_patch=T0S ;;
+    *) echo "build-pack: unknown set $set_name (q or t)" >&2; exit 2 ;;
+esac
 [ -z "$(git status --porcelain -- gtap-device)" ] || { echo "build-pack: gtap-device has local changes" >&2; exit 2; }
-out=.device/q/p
-rm -rf .device/q && mkdir -p "$out"
-for v in A P E Z EZ; do
+out=".device/$set_name/p"
+rm -rf ".device/$set_name" && mkdir -p "$out"
+for v in "${variants[@]}"; do
     [ "$v" = A ] || git apply "bench/queued/$v.patch"
     GTAP_ARCH=sm_90 cargo build --release -p gtap-bench
     cp target/release/gtap-bench "$out/bench_$v"
     cp target/gtap-device/ptx/sm_90/gtap_workloads/ptxas-report.tsv "$out/ptxas-$v.tsv"
     git checkout -- gtap-device
 done
+[ -z "$tests_patch" ] || git apply "bench/queued/$tests_patch.patch"
 GTAP_ARCH=sm_90 bash scripts/device-sanitize --build "$out/san"
-(cd .device/q && XZ_OPT="-6 -T2" tar cJf pack.tar.xz p && rm -rf p)
-ls -la .device/q
+git checkout -- gtap-device
+(cd ".device/$set_name" && XZ_OPT="-6 -T2" tar cJf pack.tar.xz p && rm -rf p)
+ls -la ".device/$set_name"
