@@ -16,8 +16,9 @@ case "$set_name" in
     t) variants=(A T0 T0S); tests_patch=T0S ;;
     *) echo "build-pack: unknown set $set_name (q or t)" >&2; exit 2 ;;
 esac
-# The patches are applied to the tree and taken back with `git checkout` and `git clean`.
-[ -z "$(git status --porcelain -- gtap-device)" ] || { echo "build-pack: gtap-device has local changes" >&2; exit 2; }
+# The patches are applied to the tree (gtap-device and docs) and taken back with `git checkout`
+# and `git clean`.
+[ -z "$(git status --porcelain -- gtap-device docs)" ] || { echo "build-pack: gtap-device or docs has local changes" >&2; exit 2; }
 out=".device/$set_name/p"
 rm -rf ".device/$set_name" && mkdir -p "$out"
 for v in "${variants[@]}"; do
@@ -25,10 +26,10 @@ for v in "${variants[@]}"; do
     GTAP_ARCH=sm_90 cargo build --release -p gtap-bench
     cp target/release/gtap-bench "$out/bench_$v"
     cp target/gtap-device/ptx/sm_90/gtap_workloads/ptxas-report.tsv "$out/ptxas-$v.tsv"
-    git checkout -- gtap-device && git clean -fdq -- gtap-device
+    git checkout -- gtap-device docs && git clean -fdq -- gtap-device docs
 done
 [ -z "$tests_patch" ] || git apply "bench/queued/$tests_patch.patch"
 GTAP_ARCH=sm_90 bash scripts/device-sanitize --build "$out/san"
-git checkout -- gtap-device && git clean -fdq -- gtap-device
+git checkout -- gtap-device docs && git clean -fdq -- gtap-device docs
 (cd ".device/$set_name" && XZ_OPT="-6 -T2" tar cJf pack.tar.xz p && rm -rf p)
 ls -la ".device/$set_name"
