@@ -2,7 +2,7 @@
 # Builds the pack of one set of queued experiments (README.md here) for bench/queued/run.sh:
 #
 #   bash bench/queued/build-pack.sh q   # A, P, E, Z, EZ; the GPU tests and examples of HEAD
-#   bash bench/queued/build-pack.sh t   # A, T0, T0S; the GPU tests and examples with T0S
+#   bash bench/queued/build-pack.sh t   # A, T0, T0S, T0SE; the GPU tests and examples with T0S
 #
 # gtap-bench is built at the checked-out commit (A) and with each variant's patch applied; the
 # GPU tests and examples with scripts/device-sanitize --build. Run from a tree whose device code
@@ -13,7 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 set_name="${1:?usage: build-pack.sh q|t}"
 case "$set_name" in
     q) variants=(A P E Z EZ); tests_patch= ;;
-    t) variants=(A T0 T0S); tests_patch=T0S ;;
+    t) variants=(A T0 T0S T0SE); tests_patch=T0S ;;
     *) echo "build-pack: unknown set $set_name (q or t)" >&2; exit 2 ;;
 esac
 # The patches are applied to the tree (gtap-device and docs) and taken back with `git checkout`
