@@ -941,39 +941,37 @@ fn invalid_configurations_are_typed_errors_and_a_live_runtime_keeps_working() {
     );
 }
 
-/// A grid set in the configuration is the widest a launch may use: a kernel that keeps fewer
-/// blocks resident runs on those (a block that is not resident would start only after the
-/// others had ended the launch), with the same result as on its default grid. In blocks of 64
-/// threads N-Queens (128 registers) keeps fewer blocks resident than the widest of the
-/// examples' kernels (fib's, about 100).
+/// A launch whose kernel keeps fewer blocks resident than the grid laid out for the widest
+/// kernel runs on those (a block that is not resident would start only after the others had
+/// ended the launch), with the same result as on its default grid. In the tests' device code
+/// fib (104 registers) keeps fewer blocks resident than the kernels of 96 registers: a warp
+/// scheduler's register file holds four warps of the one and five of the other.
 #[test]
 fn an_explicit_grid_runs_each_kernel_on_the_blocks_it_keeps_resident() {
-    let code = &gtap_examples::DEVICE_CODE;
+    let code = &gtap_tests::DEVICE_CODE;
     if std::env::var_os("GTAP_GPU_GRID").is_some() {
         // The default grid is then the variable's, not the widest resident one.
         eprintln!("skipping: GTAP_GPU_GRID sets the default grid");
         return;
     }
-    let config = Config::new().block_size(64);
-    let Some(mut default) = gpu(code, config.clone()) else {
+    let Some(mut default) = gpu(code, Config::new()) else {
         return;
     };
-    let expected = nqueens::nqueens_seq(8, 0, 0, 0, 0);
-    let own = default.launch(nqueens::nqueens_kernel, (8, 3)).unwrap();
-    assert_eq!(own.result, expected);
+    let own = default.launch(gtap_tests::fib_kernel, (20,)).unwrap();
+    assert_eq!(own.result, fib::fib_seq(20));
     let widest = default.layout().geometry.blocks;
     assert!(
         own.stats.blocks < widest,
-        "N-Queens keeps {} blocks of 64 threads resident, the widest kernel {widest}: the test \
-         needs one that keeps fewer",
+        "fib keeps {} blocks resident, the widest kernel {widest}: the test needs one that keeps \
+         fewer",
         own.stats.blocks
     );
-    let Some(mut wide) = gpu(code, config.grid_size(widest)) else {
+    let Some(mut wide) = gpu(code, Config::new().grid_size(widest)) else {
         return;
     };
     assert_eq!(wide.layout().geometry.blocks, widest);
-    let launch = wide.launch(nqueens::nqueens_kernel, (8, 3)).unwrap();
-    assert_eq!(launch.result, expected);
+    let launch = wide.launch(gtap_tests::fib_kernel, (20,)).unwrap();
+    assert_eq!(launch.result, fib::fib_seq(20));
     assert_eq!(launch.stats.blocks, own.stats.blocks);
 }
 
