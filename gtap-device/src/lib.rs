@@ -137,16 +137,20 @@ pub mod __private {
         &crate::block::Block::TOKEN
     }
 
-    /// A block-mode task's arguments, read from its record (`BlockTask::start_shared`). No
+    pub use crate::block::record::{ArgsSource, PolledArgs};
+
+    /// A block-mode task's arguments, read from its record (`BlockTask::start_shared`, through
+    /// a [`PolledArgs`]) or from a copy (`TaskFunction::start`, through a reference). No
     /// `Copy` bound: `BlockTask` already requires one, and repeating it here would only add a
     /// second error to the first when the arguments are not `Copy`.
     ///
     /// # Safety
-    /// `A` is a `BlockTask`'s `Args`, which are `Copy`, so the read is a copy.
+    /// As [`ArgsSource::read_args`]: `A` is a `BlockTask`'s `Args`, which are `Copy`, so the
+    /// read is a copy, and a [`PolledArgs`] is read while its task is polled.
     #[inline(always)]
-    pub const unsafe fn block_args<A>(args: &A) -> A {
-        // SAFETY: per the contract, `A: Copy`.
-        unsafe { core::ptr::read(args) }
+    pub unsafe fn block_args<A, S: ArgsSource<A>>(source: S) -> A {
+        // SAFETY: per the contract.
+        unsafe { source.read_args() }
     }
     #[cfg(not(target_arch = "nvptx64"))]
     pub use crate::task::{HostRecord, TASK_RECORDS};

@@ -68,6 +68,16 @@ impl Nodes {
         )
     }
 
+    /// Node `node`'s work on a whole block ([`Nodes::work_strided`]); thread 0's share is the
+    /// node's value, as in GTaP, whose other threads' shares are discarded.
+    fn block_work(&self, block: &gtap::Block, node: i32) {
+        let (t, threads) = (block.thread_index(), block.size());
+        let v = self.work_strided(node, t, threads);
+        if t == 0 {
+            self.store(node, v);
+        }
+    }
+
     /// Node `node`'s divergent work ([`do_memory_or_compute_divergent`]).
     fn work_divergent(&self, node: i32) -> f64 {
         do_memory_or_compute_divergent(self.input, node as u32, self.mem_ops, self.compute_iters)
@@ -103,25 +113,22 @@ pub fn tree_kernel(
 
 /// GTaP's block-mode `tree_work`: as [`tree_work`], on a whole block; the node's value is
 /// thread 0's share of the work (as in GTaP, whose other threads' shares are discarded).
+///
+/// As GTaP's, the body reads the thread's index where it uses it rather than keeping it across
+/// the wait, so the task's frames hold nothing but the future's state (`bench/NOTES.md` entry
+/// 95).
 #[gtap::function(block)]
 pub fn tree_work_block(block: &gtap::Block, nodes: gtap::Context<Nodes>, node: i32, height: i32) {
-    let (t, threads) = (block.thread_index(), block.size());
     if height == 0 {
-        let v = nodes.work_strided(node, t, threads);
-        if t == 0 {
-            nodes.store(node, v);
-        }
+        nodes.block_work(block, node);
         return;
     }
-    if t == 0 {
+    if block.thread_index() == 0 {
         gtap::task!(tree_work_block(node * 2 + 1, height - 1));
         gtap::task!(tree_work_block(node * 2 + 2, height - 1));
     }
     gtap::taskwait!();
-    let own = nodes.work_strided(node, t, threads);
-    if t == 0 {
-        nodes.store(node, own);
-    }
+    nodes.block_work(block, node);
 }
 
 /// Root kernel of [`tree_work_block`], blocks of [`BLOCK`] threads. At most 64 registers a

@@ -9,7 +9,8 @@
 //!
 //! Encoding: [`OVER_ALIGNED`] (`u32::MAX`) for a future aligned beyond 16 bytes in either mode;
 //! otherwise bit 31 clear: thread mode, the record's bytes; bit 31 set: block mode, bits 20..31
-//! the frames' offset and bits 0..20 the stride, both in 16-byte units.
+//! the frames' offset in 16-byte units and bits 0..20 the stride in bytes (a frame is as large
+//! as the future it holds, so that the threads' frames of a small future share sectors).
 
 /// A record whose future is aligned beyond 16 bytes (no slot can hold it).
 pub const OVER_ALIGNED: u32 = u32::MAX;
@@ -27,7 +28,8 @@ pub enum RecordSize {
     Block {
         /// Offset of thread 0's frame.
         frames: u32,
-        /// Bytes between two threads' frames (a multiple of 16).
+        /// Bytes between two threads' frames (the size of the future, a multiple of its
+        /// alignment).
         stride: u32,
     },
     /// Aligned beyond 16 bytes, or too large to encode.
@@ -44,7 +46,7 @@ impl RecordSize {
         } else {
             RecordSize::Block {
                 frames: ((raw >> STRIDE_BITS) & ((1 << OFFSET_BITS) - 1)) * 16,
-                stride: (raw & ((1 << STRIDE_BITS) - 1)) * 16,
+                stride: raw & ((1 << STRIDE_BITS) - 1),
             }
         }
     }
@@ -52,11 +54,11 @@ impl RecordSize {
     /// Encodes a block-mode record; [`OVER_ALIGNED`] when a field is too large to encode (a
     /// record that large fits no slot anyway).
     pub const fn block(frames: u32, stride: u32) -> u32 {
-        let (f, s) = (frames.div_ceil(16), stride.div_ceil(16));
-        if f >= (1 << OFFSET_BITS) - 1 || s >= (1 << STRIDE_BITS) - 1 {
+        let f = frames.div_ceil(16);
+        if f >= (1 << OFFSET_BITS) - 1 || stride >= (1 << STRIDE_BITS) - 1 {
             OVER_ALIGNED
         } else {
-            BLOCK | (f << STRIDE_BITS) | s
+            BLOCK | (f << STRIDE_BITS) | stride
         }
     }
 
@@ -97,11 +99,21 @@ mod tests {
         assert_eq!(RecordSize::decode(raw).bytes(256), Some(64 + 256 * 48));
         assert!(RecordSize::decode(raw).is_block());
         assert_eq!(RecordSize::Thread(56).bytes(256), Some(56));
+        // A one-byte future: one byte a thread.
+        let small = RecordSize::decode(RecordSize::block(64, 1));
+        assert_eq!(
+            small,
+            RecordSize::Block {
+                frames: 64,
+                stride: 1
+            }
+        );
+        assert_eq!(small.bytes(64), Some(128));
     }
 
     #[test]
     fn fields_too_large_to_encode_are_over_aligned() {
         assert_eq!(RecordSize::block(1 << 20, 16), OVER_ALIGNED);
-        assert_eq!(RecordSize::block(64, 1 << 25), OVER_ALIGNED);
+        assert_eq!(RecordSize::block(64, 1 << 20), OVER_ALIGNED);
     }
 }

@@ -16,10 +16,11 @@
 //!   is a header, the task's arguments (written once by the spawning thread; `Copy`), and one
 //!   frame per thread: `frames + threads × stride` bytes ([`crate::abi::RecordSize`]). At the
 //!   task's first poll every thread builds its future in its own frame
-//!   ([`BlockTask::start_shared`](crate::task::BlockTask::start_shared)): the future refers to
-//!   the record's arguments and reads them again after each wait, so they are not copied into
-//!   every frame. A function without a wait has no frames (stride 0): each thread's future
-//!   lives on its stack for the one poll ([`record`]).
+//!   ([`BlockTask::start_shared`](crate::task::BlockTask::start_shared)): the future reads
+//!   the polled record's arguments, and reads them again after each wait, so they are not
+//!   copied into any frame, nor is a pointer to them. The stride is the future's size, so the
+//!   frames of a small future share memory sectors. A function without a wait has no frames
+//!   (stride 0): each thread's future lives on its stack for the one poll ([`record`]).
 //! * **Thread 0's result.** A block task's result is thread 0's return value; the other
 //!   threads' values are dropped. `entry!` in a block kernel returns thread 0's result of the
 //!   root.

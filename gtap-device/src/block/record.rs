@@ -7,8 +7,9 @@
 //!
 //! The spawning thread writes the header, the prefix (`started = 0`) and the arguments. At the
 //! task's first poll every thread builds its future in its own frame
-//! ([`BlockTask::start_shared`]: the future refers to the record's arguments rather than
-//! holding a copy, so a frame holds only what the body keeps across a wait); thread 0 sets
+//! ([`BlockTask::start_shared`]: the future reads the record's arguments through
+//! [`PolledArgs`] rather than holding a copy or a pointer, so a frame holds only what the body
+//! keeps across a wait, and frames are one future apart); thread 0 sets
 //! `started` in the verdict that follows ([`super::worker`]). The arguments stay in place until
 //! the record is freed, after the task's last poll. A frame never moves, so a future may point
 //! into itself and children write into their spawning thread's locals, as in thread mode.
@@ -42,6 +43,11 @@ const fn align16(n: usize) -> usize {
 
 /// Where the frames of a record with arguments `A` and future `F` start, and their stride (0
 /// when `suspends` is false: no frames); `None` when either is aligned beyond 16 bytes.
+///
+/// The stride is the future's size (a multiple of its alignment, so every frame is aligned: the
+/// frames start 16-byte aligned), not a whole sector a thread. A warp's access to one field of
+/// its frames then touches `32 × stride` bytes: one sector for a future of one byte, where
+/// 16-byte frames made it 16 (`bench/NOTES.md` entry 95).
 pub(crate) const fn layout<A, F>(suspends: bool) -> Option<(usize, usize)> {
     if core::mem::align_of::<A>() > MAX_ALIGN || core::mem::align_of::<F>() > MAX_ALIGN {
         return None;
@@ -51,7 +57,7 @@ pub(crate) const fn layout<A, F>(suspends: bool) -> Option<(usize, usize)> {
     } else if core::mem::size_of::<F>() == 0 {
         16
     } else {
-        align16(core::mem::size_of::<F>())
+        core::mem::size_of::<F>()
     };
     Some((align16(ARGS_OFFSET + core::mem::size_of::<A>()), stride))
 }
@@ -126,6 +132,66 @@ pub(crate) unsafe fn write<T: BlockTask>(
         (*h).pending.store(0, Ordering::Relaxed);
         prefix(h).write(0);
         ((h as *mut u8).add(ARGS_OFFSET) as *mut T::Args).write(args);
+    }
+}
+
+/// Where a block-mode body reads its task's arguments from (`gtap::__private::block_args`).
+pub trait ArgsSource<A>: Copy {
+    /// Reads a copy of the arguments.
+    ///
+    /// # Safety
+    /// `A` is a `BlockTask`'s `Args` (which are `Copy`), and the source refers to them: a live
+    /// reference, or a [`PolledArgs`] read while its task is polled.
+    unsafe fn read_args(self) -> A;
+}
+
+impl<A> ArgsSource<A> for &A {
+    #[inline(always)]
+    unsafe fn read_args(self) -> A {
+        // SAFETY: per the contract, `A: Copy`.
+        unsafe { core::ptr::read(self) }
+    }
+}
+
+/// The arguments of the task the calling thread polls, read from its record: what
+/// [`BlockTask::start_shared`]'s future reads them from. It is zero-sized, so the future holds
+/// no pointer to the record in any frame (the record is found from the lane's task id), and a
+/// frame holds only what the body keeps across a wait.
+pub struct PolledArgs<A>(core::marker::PhantomData<fn() -> A>);
+
+impl<A> PolledArgs<A> {
+    /// The polled task's arguments.
+    #[inline(always)]
+    pub const fn new() -> Self {
+        Self(core::marker::PhantomData)
+    }
+}
+
+impl<A> Default for PolledArgs<A> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<A> Clone for PolledArgs<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<A> Copy for PolledArgs<A> {}
+
+impl<A> ArgsSource<A> for PolledArgs<A> {
+    #[inline(always)]
+    unsafe fn read_args(self) -> A {
+        let lane = arch::current_block_lane();
+        // SAFETY: the polling thread owns its context; the worker set `task` to the polled
+        // task before the poll (`super::worker`).
+        let task = unsafe { lane.ctx() }.task;
+        let h = lane.region().header(task);
+        // SAFETY: per the contract, `task` is a block-mode record of a function whose arguments
+        // are `A` (written by `write`), which stay in place while it is polled.
+        unsafe { ((h as *const u8).add(ARGS_OFFSET) as *const A).read() }
     }
 }
 
@@ -292,10 +358,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn frames_follow_the_arguments_16_byte_aligned() {
-        assert_eq!(layout::<(u32,), [u8; 40]>(true), Some((64, 48)));
-        assert_eq!(layout::<(u64, u64, u64), u8>(true), Some((80, 16)));
-        assert_eq!(record_bytes::<(u32,), [u8; 40]>(true, 4), Some(64 + 4 * 48));
+    fn frames_follow_the_arguments_16_byte_aligned_one_future_apart() {
+        assert_eq!(layout::<(u32,), [u8; 40]>(true), Some((64, 40)));
+        assert_eq!(layout::<(u64, u64, u64), u8>(true), Some((80, 1)));
+        assert_eq!(layout::<(u32,), (u64, u8)>(true), Some((64, 16)));
+        assert_eq!(record_bytes::<(u32,), [u8; 40]>(true, 4), Some(64 + 4 * 40));
         // Without a wait there are no frames.
         assert_eq!(layout::<(u32,), [u8; 40]>(false), Some((64, 0)));
         assert_eq!(record_bytes::<(u32,), [u8; 40]>(false, 256), Some(64));

@@ -23,7 +23,7 @@ use syn::Pat;
 use syn::ext::IdentExt;
 
 use crate::expand::record::{self, Origin};
-use crate::expand::{ContextParam, Lowered, emitted_body, lower_item};
+use crate::expand::{Lowered, bind_block_token, bind_context, emitted_body, lower_item, unused};
 use crate::expand::{dispatch, shared_args};
 use crate::parse::FnKind;
 use crate::validate::signature::{Attrs, Signature};
@@ -48,24 +48,30 @@ pub(crate) fn expand(
         context_param,
         waits,
         rebind,
+        rebind_token_and_context: (token_again, context_again),
         spawned,
         ..
     } = lowered;
+    // A first binding that is bound again after each wait may be used only after a wait.
+    let first = |stmt, again| if again { unused(stmt) } else { stmt };
     let body = match &block_param {
-        Some((pat, ty)) => quote!({
-            let #pat: #ty = ::gtap::__private::block_token();
-            #body
-        }),
+        Some((pat, ty)) => {
+            let bind = first(bind_block_token(pat, ty), token_again);
+            quote!({
+                #bind
+                #body
+            })
+        }
         None => body,
     };
-    // The parameter's type as the user wrote it, so that an import of `gtap::Context` is used.
     let body = match &context_param {
-        Some(ContextParam { pat, ty, context }) => quote!({
-            // SAFETY: the function runs in `#context` contexts only (its `RunsIn` impl), so the
-            // launch running it gave one.
-            let #pat: #ty = unsafe { ::gtap::__private::launch_context::<#context>() };
-            #body
-        }),
+        Some(c) => {
+            let bind = first(bind_context(c), context_again);
+            quote!({
+                #bind
+                #body
+            })
+        }
         None => body,
     };
     let origin = locate(sig.name.span());
@@ -275,9 +281,10 @@ fn start(sig: &Signature, body: &TokenStream, waits: bool) -> TokenStream {
 }
 
 /// A block-mode function's `TaskFunction::start` and `BlockTask::start_shared`. With a wait,
-/// `start_shared` binds the arguments from the record's copy (`__gtap_args`) as locals and the
-/// body binds the rebindable ones again after each wait ([`shared_args`]); `start` runs the
-/// same body over a copy of its own (never polled in a frame: the records use `start_shared`).
+/// `start_shared` binds the arguments from the record's copy (`__gtap_args`, a `PolledArgs`
+/// that reads the polled task's record) as locals and the body binds the rebindable ones again
+/// after each wait ([`shared_args`]); `start` runs the same body over a copy of its own, through
+/// a reference (never polled in a frame: the records use `start_shared`).
 /// Without a wait, `start_shared` is `start` over a copy (the records keep such a future on the
 /// stack, never in a frame).
 ///
@@ -322,9 +329,14 @@ fn block_starts(
             }
         }
     };
+    // The future reads the arguments from the polled task's record (`PolledArgs`, zero-sized)
+    // rather than through a captured reference, which every thread's frame would hold.
     let shared = quote! {
-        fn start_shared(#args: &'static Self::Args) -> impl ::core::future::Future<Output = #output> {
+        fn start_shared(_: &'static Self::Args) -> impl ::core::future::Future<Output = #output> {
             async move {
+                let #args = ::gtap::__private::PolledArgs::<
+                    <Self as ::gtap::__private::TaskFunction>::Args,
+                >::new();
                 #bind
                 #body
             }

@@ -47,6 +47,9 @@ pub(crate) struct Lowered {
     /// Block-mode task functions: which parameters the body binds again from the record after
     /// each wait ([`shared_args`]); empty otherwise.
     pub rebind: Vec<bool>,
+    /// Whether the body binds the block token and the launch context again after each wait
+    /// (so that their first binding may go unused).
+    pub rebind_token_and_context: (bool, bool),
     /// The functions the body spawns that its `TaskFunction::poll_spawned` polls directly.
     pub spawned: dispatch::Spawned,
 }
@@ -84,10 +87,24 @@ pub(crate) fn lower_item(
         return Err(quote!(#errors #stub));
     }
     let mut block = *f.block;
+    let mut rebind_token_and_context = (false, false);
     let rebind = if kind == FnKind::Task && mode.is_block() {
         let params: Vec<Pat> = sig.params.iter().map(|p| p.pat.clone()).collect();
         let rebind = shared_args::rebindable(&params, &block);
-        shared_args::insert(&params, &rebind, &mut block);
+        let mut stmts = Vec::from_iter(shared_args::rebinding(&params, &rebind));
+        // The block token and the launch context are bound again as at the start (used or
+        // not after the wait).
+        let rebindable = |pat: &Pat| shared_args::rebindable(std::slice::from_ref(pat), &block)[0];
+
+        if let Some((pat, ty)) = block_param.as_ref().filter(|(p, _)| rebindable(p)) {
+            stmts.push(unused(bind_block_token(pat, ty)));
+            rebind_token_and_context.0 = true;
+        }
+        if let Some(c) = context_param.as_ref().filter(|c| rebindable(&c.pat)) {
+            stmts.push(unused(bind_context(c)));
+            rebind_token_and_context.1 = true;
+        }
+        shared_args::insert(&stmts, &mut block);
         rebind
     } else {
         Vec::new()
@@ -129,8 +146,36 @@ pub(crate) fn lower_item(
         block_param,
         context_param,
         rebind,
+        rebind_token_and_context,
         spawned,
     })
+}
+
+/// `stmt` (a `let`) with `#[allow(unused_variables)]`: a binding that the body may only use
+/// through the one made again after a wait.
+pub(crate) fn unused(mut stmt: syn::Stmt) -> syn::Stmt {
+    if let syn::Stmt::Local(l) = &mut stmt {
+        l.attrs.push(syn::parse_quote!(#[allow(unused_variables)]));
+    }
+    stmt
+}
+
+/// `let PAT: TY = block_token();`: a block-mode body's binding of its block token.
+pub(crate) fn bind_block_token(pat: &Pat, ty: &syn::Type) -> syn::Stmt {
+    syn::parse_quote! {
+        let #pat: #ty = ::gtap::__private::block_token();
+    }
+}
+
+/// `let PAT: Context<C> = launch_context();`: a body's binding of its launch context, with the
+/// parameter's type as the user wrote it (so that an import of `gtap::Context` is used).
+pub(crate) fn bind_context(c: &ContextParam) -> syn::Stmt {
+    let ContextParam { pat, ty, context } = c;
+    syn::parse_quote! {
+        // SAFETY: the function runs in `#context` contexts only (its `RunsIn` impl), so the
+        // launch running it gave one.
+        let #pat: #ty = unsafe { ::gtap::__private::launch_context::<#context>() };
+    }
 }
 
 /// A task function's launch-context parameter, `PAT: Context<C>`.

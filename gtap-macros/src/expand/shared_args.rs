@@ -14,7 +14,9 @@
 //!                               use(node);
 //! ```
 //!
-//! and the old binding is dead at the wait. The new binding has the same value (the record's
+//! and the old binding is dead at the wait. The block token and the launch context
+//! parameters are found again the same way (`block_token()`, `launch_context()`), so no frame
+//! holds them either. The new binding has the same value (the record's
 //! arguments never change), so this is sound for every argument that the body cannot change or
 //! bind again: an argument is rebound only if its pattern is a plain name (not `mut`, not
 //! `ref`), no pattern in the body binds the same name, and no macro other than gtap's receives
@@ -67,20 +69,29 @@ pub(crate) fn pattern(params: &[Pat], rebind: &[bool]) -> TokenStream {
     quote!((#(#pats,)*))
 }
 
-/// Inserts the rebinding after every `taskwait!` statement of `body` (none when no argument is
-/// rebindable).
-pub(crate) fn insert(params: &[Pat], rebind: &[bool], body: &mut Block) {
+/// The statement that binds the rebindable arguments again, `let (a, _, c,) = ..;` (`None`
+/// when no argument is rebindable).
+pub(crate) fn rebinding(params: &[Pat], rebind: &[bool]) -> Option<Stmt> {
     if !rebind.contains(&true) {
-        return;
+        return None;
     }
     let pat = pattern(params, rebind);
-    let args = args_ident();
-    let read = read(&args);
-    let stmt: Stmt = syn::parse_quote! {
+    let read = read(&args_ident());
+    Some(syn::parse_quote! {
         #[allow(unused_variables)]
         let #pat = #read;
-    };
-    Inserter { stmt }.visit_block_mut(body);
+    })
+}
+
+/// Inserts `stmts` after every `taskwait!` statement of `body` (nothing when there are none).
+pub(crate) fn insert(stmts: &[Stmt], body: &mut Block) {
+    if stmts.is_empty() {
+        return;
+    }
+    Inserter {
+        stmts: stmts.to_vec(),
+    }
+    .visit_block_mut(body);
 }
 
 /// Names bound by patterns anywhere in a body, and identifiers handed to macros other than
@@ -116,7 +127,7 @@ fn idents(tokens: TokenStream, out: &mut Vec<String>) {
 }
 
 struct Inserter {
-    stmt: Stmt,
+    stmts: Vec<Stmt>,
 }
 
 /// Whether `stmt` is a `taskwait!` followed by a `;`.
@@ -136,8 +147,9 @@ impl VisitMut for Inserter {
         while i < block.stmts.len() {
             self.visit_stmt_mut(&mut block.stmts[i]);
             if is_wait_statement(&block.stmts[i]) {
-                block.stmts.insert(i + 1, self.stmt.clone());
-                i += 1;
+                let n = self.stmts.len();
+                block.stmts.splice(i + 1..i + 1, self.stmts.iter().cloned());
+                i += n;
             }
             i += 1;
         }
@@ -180,7 +192,7 @@ mod tests {
         });
         let rebind = rebindable(&ps, &body);
         assert_eq!(rebind, [true, false, false, true, false, false]);
-        insert(&ps, &rebind, &mut body);
+        insert(rebinding(&ps, &rebind).as_slice(), &mut body);
         let text = body.to_token_stream().to_string();
         // After the first wait and the nested one; not after the tail wait.
         assert_eq!(
@@ -199,7 +211,7 @@ mod tests {
             n += 1;
         });
         let rebind = rebindable(&ps, &body);
-        insert(&ps, &rebind, &mut body);
+        insert(rebinding(&ps, &rebind).as_slice(), &mut body);
         assert!(!body.to_token_stream().to_string().contains("__gtap_args"));
     }
 
@@ -215,7 +227,7 @@ mod tests {
             }
         });
         let rebind = rebindable(&ps, &body);
-        insert(&ps, &rebind, &mut body);
+        insert(rebinding(&ps, &rebind).as_slice(), &mut body);
         assert!(!body.to_token_stream().to_string().contains("__gtap_args"));
     }
 }
