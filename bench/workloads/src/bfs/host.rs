@@ -13,6 +13,9 @@ use gtap_host::Buffer;
 
 use super::graph::{Graph, grid, rmat};
 use super::{BFS_BLOCK, INF, SPLIT, bfs_block_kernel, bfs_kernel};
+
+/// Task slots per warp of the block-mode search (`Bfs::config`).
+const BLOCK_SLOTS_PER_WARP: u32 = 16384;
 use crate::measure::{Sample, Workload, cpu_sample, gpu_sample};
 use crate::resident::Resident;
 
@@ -117,15 +120,19 @@ impl Workload for Bfs {
         };
         let bytes = (self.graph.col.len() as u64 * 384).clamp(floor, 24 << 30);
         if self.block {
-            // A block-mode record holds a frame per thread: 32 times the room.
-            let bytes = (self.graph.col.len() as u64 * 384 * 32).clamp(floor, 64 << 30);
-            // The vertex task borrows no shared memory (as GTaP's declares none): lending none
-            // lets more blocks share a multiprocessor.
+            // Slots per warp, not bytes: a byte budget gives as many slots as the program's
+            // largest block-mode record leaves room for, and the search's order and time depend
+            // on the slots (its queues are as long). The budget of 384 bytes per edge times 32
+            // gave 14771 (R-MAT) and 11022 (grid) slots of 1088 bytes, the block tree's record
+            // at 32 threads, until that record shrank to 64 bytes (`bench/NOTES.md` entry 95):
+            // then it gave 48381 and the R-MAT search ran 8 % slower (peak 24037 live tasks a
+            // warp instead of 10024). The vertex task borrows no shared memory (as GTaP's
+            // declares none): lending none lets more blocks share a multiprocessor.
             return gtap_host::Config::new()
                 .block_mode()
                 .block_size(BFS_BLOCK)
                 .block_shared_bytes(0)
-                .max_task_memory_bytes(bytes);
+                .max_tasks_per_warp(BLOCK_SLOTS_PER_WARP);
         }
         // The vertex task calls no `gtap::thread::scratch`: without it the blocks leave the L1
         // 8 KiB more each (2.8 % off the R-MAT search on the H200, `bench/NOTES.md` entry 79).
