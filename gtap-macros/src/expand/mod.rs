@@ -95,7 +95,6 @@ pub(crate) fn lower_item(
         // The block token and the launch context are bound again as at the start (used or
         // not after the wait).
         let rebindable = |pat: &Pat| shared_args::rebindable(std::slice::from_ref(pat), &block)[0];
-
         if let Some((pat, ty)) = block_param.as_ref().filter(|(p, _)| rebindable(p)) {
             stmts.push(unused(bind_block_token(pat, ty)));
             rebind_token_and_context.0 = true;

@@ -13,11 +13,11 @@ use gtap_host::Buffer;
 
 use super::graph::{Graph, grid, rmat};
 use super::{BFS_BLOCK, INF, SPLIT, bfs_block_kernel, bfs_kernel};
+use crate::measure::{Sample, Workload, cpu_sample, gpu_sample};
+use crate::resident::Resident;
 
 /// Task slots per warp of the block-mode search (`Bfs::config`).
 const BLOCK_SLOTS_PER_WARP: u32 = 16384;
-use crate::measure::{Sample, Workload, cpu_sample, gpu_sample};
-use crate::resident::Resident;
 
 /// Asynchronous BFS from vertex 0 of a graph, checked vertex by vertex against a queue BFS.
 pub struct Bfs {
