@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Queued call 2, after call 1 has said which variant to keep (V: O, R or OR): V beside GTaP's
+# runtime, block part (the record's rows), then memcheck and racecheck over the block-mode GPU
+# tests (built with OR's device code) in what is left of the call.
+#
+#   bash bench/queued/run-2.sh V LABEL    # LABEL: the record's commit name, e.g. OR-on-b81cbf9
+set -uo pipefail
+V="${1:?usage: run-2.sh VARIANT LABEL}"
+LABEL="${2:?usage: run-2.sh VARIANT LABEL}"
+source bench/device-call.sh .device/o
+sbs "$V" "$LABEL" block
+el "sanitizers"
+GTAP_SANITIZE_TOOLS="memcheck racecheck" GTAP_SANITIZE_TESTS='^(block_mode|a_block|a_detached_block|a_traced_block)' \
+    GTAP_SANITIZE_TIMEOUT=90 timeout "$(left)" bash scripts/device-sanitize "$P/san" "$OUT/sanitize" >"$OUT/sanitize.log" 2>&1
+echo "sanitize rc $?"
+tail -30 "$OUT/sanitize/summary.txt"
+el done
+pack_logs
