@@ -4,15 +4,15 @@
 #   bash bench/queued/build-pack.sh
 #
 # gtap-bench is built at the checked-out commit (A) and with each variant's patch applied (O,
-# R, OR), each with its ptxas report; the GPU tests and examples with OR's device code
+# R, OR, ORL), each with its ptxas report; the GPU tests and examples with ORL's device code
 # (scripts/device-sanitize --build); the GTaP baseline is copied from target/gtap-baseline
 # (bench/build-baseline.sh) for a side-by-side run of the variant kept. Run from a tree whose
 # device code is clean, after `bash scripts/setup`: about 2 minutes a variant and 6 for the
 # tests on two cores. Then carry `.device/o` to the device and run the call scripts there.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-variants=(A O R OR)
-tests_patch=OR
+variants=(A O R OR ORL)
+tests_patch=ORL
 # The patches are applied to the tree (gtap-device) and taken back with `git checkout`.
 touched=(gtap-device)
 [ -z "$(git status --porcelain -- "${touched[@]}")" ] || { echo "build-pack: ${touched[*]} has local changes" >&2; exit 2; }
