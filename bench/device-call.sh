@@ -1,6 +1,7 @@
 # Helpers for one device call's script, sourced by it (not run): unpacking the binaries built
 # here, the GPU tests, the examples, A/B runs of several gtap-bench binaries, Nsight Compute
-# profiles, a side-by-side run beside GTaP, and packing the logs. A call's script then says only
+# profiles, a side-by-side run beside GTaP, the sanitizers over the block-mode GPU tests, and
+# packing the logs. A call's script then says only
 # what it measures:
 #
 #     #!/usr/bin/env bash
@@ -112,5 +113,19 @@ sbs() {
         timeout "$(left)" bash bench/device-run.sh "$OUT/sbs" "$@" >"$OUT/sbs.log" 2>&1
     echo "sbs rc $?"
     tail -30 "$OUT/sbs/table.md" 2>/dev/null
+    pack_logs
+}
+
+# block_sanitizers [TIMEOUT_S]: memcheck and racecheck over the block-mode GPU tests of `san/`
+# (scripts/device-sanitize), TIMEOUT_S (default 90) a run, in what is left of the call, into
+# $OUT/sanitize.
+block_sanitizers() {
+    el "sanitizers over the block-mode GPU tests"
+    GTAP_SANITIZE_TOOLS="memcheck racecheck" \
+        GTAP_SANITIZE_TESTS='^(block_mode|a_block|a_detached_block|a_traced_block)' \
+        GTAP_SANITIZE_TIMEOUT="${1:-90}" timeout "$(left)" \
+        bash scripts/device-sanitize "$P/san" "$OUT/sanitize" >"$OUT/sanitize.log" 2>&1
+    echo "sanitize rc $?"
+    tail -30 "$OUT/sanitize/summary.txt"
     pack_logs
 }

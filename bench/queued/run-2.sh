@@ -9,10 +9,6 @@ V="${1:?usage: run-2.sh VARIANT LABEL}"
 LABEL="${2:?usage: run-2.sh VARIANT LABEL}"
 source bench/device-call.sh .device/o
 sbs "$V" "$LABEL" block
-el "sanitizers"
-GTAP_SANITIZE_TOOLS="memcheck racecheck" GTAP_SANITIZE_TESTS='^(block_mode|a_block|a_detached_block|a_traced_block)' \
-    GTAP_SANITIZE_TIMEOUT=90 timeout "$(left)" bash scripts/device-sanitize "$P/san" "$OUT/sanitize" >"$OUT/sanitize.log" 2>&1
-echo "sanitize rc $?"
-tail -30 "$OUT/sanitize/summary.txt"
+block_sanitizers
 el done
 pack_logs
