@@ -26,8 +26,9 @@ call_start=$(date +%s)
 # el MESSAGE: a line with the seconds since the call began.
 el() { echo "[$(( $(date +%s) - call_start )) s] $*"; }
 
-# left: seconds left of a call of 585 s (the run tool's limit is 600).
-left() { echo $(( 585 - ($(date +%s) - call_start) )); }
+# left: seconds left of a call of GTAP_CALL_S seconds (default 585; the run tool's limit is 600,
+# less when the session has less device time left).
+left() { echo $(( ${GTAP_CALL_S:-585} - ($(date +%s) - call_start) )); }
 
 pack_logs() { tar czf "$OUT/logs.tgz" -C "$OUT" --exclude logs.tgz . 2>/dev/null; }
 
