@@ -37,6 +37,29 @@
 //! 5. The root's completion sets the stop word to finished (`Control::finish`), which ends the
 //!    launch: with the implicit wait, every task has finished by then.
 //!
+//! # Owed decrements (block mode)
+//!
+//! A block's fold keeps one child as its next task and, in a joining launch, holds the others
+//! unpublished until thieves see its queue empty (see "Lazy publication" in [`crate::queue`]).
+//! When the kept child finishes while its siblings are still held, it cannot be its parent's
+//! last child, and no other block can finish a sibling before this block publishes it. So
+//! [`complete`] frees it and decrements the parent with a relaxed reduction, neither fenced
+//! nor waited for, and the step neither fences nor folds (it staged nothing, and the held
+//! ids wait for the next fold to be published):
+//!
+//! * A sibling that finishes on the same block decrements after it in program order, and the
+//!   block's barriers order the child's result before the sibling's own release fence: the
+//!   acquire of whoever takes `pending` to zero sees both.
+//! * A sibling published later is published by a fold whose release fence follows the
+//!   reduction, and a thief reads the published count and fences before it runs the sibling:
+//!   the reduction and the child's result happen before the thief's decrement (so it reads a
+//!   count the reduction has already lowered) and before whatever the parent's owner reads.
+//!
+//! The block knows its next task's siblings are held when the task it polled staged two or
+//! more children on one queue (`WarpShared::siblings_held`, set by the verdict) and the
+//! step's fold did not publish them (a lazy publication clears the flag); only the next
+//! step, if it finishes the kept child, owes.
+//!
 //! # Recycled slots: `pending` is never written plainly
 //!
 //! A first-round decrement is relaxed and the fold's fence comes before it, so the
@@ -120,7 +143,9 @@ pub(crate) fn returned<const DETACH: bool>(lane: &LaneView, id: u32) -> Option<u
 /// Warp, after the fold's release fence: frees the tasks that finished this step, notifies
 /// their parents, and stages each parent whose last child this was (see the module docs).
 /// `DETACH`: the launch is a `no_taskwait` one, whose finished tasks have no parent to notify.
-pub(crate) fn complete<const DETACH: bool>(warp: &Warp, done: Lanes<Done>) {
+/// `owed`: a block's task whose siblings the block holds unpublished, with no fence before
+/// (see "Owed decrements" in the module docs); it stages nothing.
+pub(crate) fn complete<const DETACH: bool>(warp: &Warp, done: Lanes<Done>, owed: bool) {
     let region = warp.region();
     let mut job = done;
     // The slots of the step's own tasks were released by the fold's fence. In a launch whose
@@ -143,7 +168,14 @@ pub(crate) fn complete<const DETACH: bool>(warp: &Warp, done: Lanes<Done>) {
                 return NONE;
             }
             let lane = arch::current_lane();
-            pool::free(&lane, d.task, free_order);
+            // An owed free has no fence before it: a slot borrowed from another warp goes back
+            // to its owner's ring with a release (an own slot stays with the block, whose
+            // barriers ordered its accesses).
+            pool::free(
+                &lane,
+                d.task,
+                if owed { Ordering::Release } else { free_order },
+            );
             if DETACH && d.parent == DETACHED {
                 return NONE;
             }
@@ -152,6 +184,12 @@ pub(crate) fn complete<const DETACH: bool>(warp: &Warp, done: Lanes<Done>) {
                 return NONE;
             }
             let p = region.header(d.parent);
+            if owed {
+                // SAFETY: the parent waits for this task's siblings, so its record outlives
+                // the reduction; they are not finished, so it is not the last decrement.
+                unsafe { (*p).pending.add(1u32.wrapping_neg(), Ordering::Relaxed) };
+                return NONE;
+            }
             // SAFETY: the parent cannot be freed before this decrement (it waits for us).
             let last = unsafe { (*p).pending.fetch_sub(1, notify) } == 1;
             if !last {
@@ -267,10 +305,10 @@ mod tests {
         let region = launch.region();
         let [p, c1, c2, c3] = [0, 1, 2, 3].map(|i| region.task_id(OWNER, i));
         set_header(region, p, NONE, 3, 1);
-        complete::<false>(&runner, lanes(&[(0, c1, p), (7, c2, p)]));
+        complete::<false>(&runner, lanes(&[(0, c1, p), (7, c2, p)]), false);
         assert_eq!(pending(region, p), 1);
         assert!(!runner.shared().has_staged(2), "one child is still running");
-        complete::<false>(&runner, lanes(&[(3, c3, p)]));
+        complete::<false>(&runner, lanes(&[(3, c3, p)]), false);
         assert_eq!(pending(region, p), 0);
         let shared = runner.shared();
         assert_eq!([shared.staged[0].load(), shared.staged[1].load()], [0, 1]);
@@ -308,7 +346,7 @@ mod tests {
                 parent: p,
             };
         }
-        complete::<false>(&runner, done);
+        complete::<false>(&runner, done, false);
         assert_eq!(launch.error(), None);
         let batch = queue::fold::<{ queue::KEEP }, 0, false>(&runner, false);
         assert_eq!(batch.len, 32, "the kept batch");
@@ -329,6 +367,25 @@ mod tests {
     }
 
     #[test]
+    fn an_owed_decrement_frees_the_task_and_leaves_the_parent_to_its_sibling() {
+        let (launch, runner, owner) = setup();
+        let region = launch.region();
+        let [p, c1, c2] = [0, 1, 2].map(|i| region.task_id(OWNER, i));
+        set_header(region, p, NONE, 2, 1);
+        complete::<false>(&runner, lanes(&[(0, c1, p)]), true);
+        assert_eq!(pending(region, p), 1);
+        assert!(!runner.shared().has_staged(2), "nothing resumes yet");
+        complete::<false>(&runner, lanes(&[(0, c2, p)]), false);
+        assert_eq!(pending(region, p), 0);
+        assert_eq!(
+            runner.shared().keep[1][0].load(),
+            p,
+            "the sibling's decrement was the last"
+        );
+        assert_eq!(freed_ids(&owner, 2), [c1, c2]);
+    }
+
+    #[test]
     fn a_wait_without_a_queue_clause_resumes_on_the_spawn_queue() {
         let (launch, runner, _owner) = setup();
         let region = launch.region();
@@ -336,7 +393,7 @@ mod tests {
         set_header(region, p, NONE, 1, SPAWN_QUEUE);
         // SAFETY: as in `set_header`.
         unsafe { (*region.header(p)).queue = 1 };
-        complete::<false>(&runner, lanes(&[(5, c, p)]));
+        complete::<false>(&runner, lanes(&[(5, c, p)]), false);
         let shared = runner.shared();
         assert_eq!([shared.staged[0].load(), shared.staged[1].load()], [0, 1]);
         assert_eq!(shared.keep[1][0].load(), p);
@@ -349,7 +406,7 @@ mod tests {
         let [g, p, c1, c2] = [0, 1, 2, 3].map(|i| region.task_id(OWNER, i));
         set_header(region, g, NONE, 1, 0);
         set_header(region, p, g, 2, COMPLETING);
-        complete::<false>(&runner, lanes(&[(4, c1, p), (9, c2, p)]));
+        complete::<false>(&runner, lanes(&[(4, c1, p), (9, c2, p)]), false);
         assert_eq!([pending(region, p), pending(region, g)], [0, 0]);
         let shared = runner.shared();
         assert_eq!([shared.staged[0].load(), shared.staged[1].load()], [1, 0]);
@@ -368,7 +425,7 @@ mod tests {
         let [g, p, c1] = [0, 1, 2].map(|i| region.task_id(OWNER, i));
         set_header(region, g, NONE, 1, 0);
         set_header(region, p, g, 2, COMPLETING);
-        complete::<false>(&runner, lanes(&[(0, c1, p)]));
+        complete::<false>(&runner, lanes(&[(0, c1, p)]), false);
         assert_eq!([pending(region, p), pending(region, g)], [1, 1]);
         assert!(!runner.shared().has_staged(2));
         assert_eq!(
@@ -383,7 +440,7 @@ mod tests {
         let (launch, runner, owner) = setup();
         let region = launch.region();
         let root = region.task_id(OWNER, 0);
-        complete::<false>(&runner, lanes(&[(2, root, NONE)]));
+        complete::<false>(&runner, lanes(&[(2, root, NONE)]), false);
         assert!(region.control().finished());
         assert!(!region.control().aborted());
         assert_eq!(freed_ids(&owner, 1), [root]);
@@ -395,7 +452,7 @@ mod tests {
         let region = launch.region();
         let [root, c] = [0, 1].map(|i| region.task_id(OWNER, i));
         set_header(region, root, NONE, 1, COMPLETING);
-        complete::<false>(&runner, lanes(&[(31, c, root)]));
+        complete::<false>(&runner, lanes(&[(31, c, root)]), false);
         assert!(region.control().finished());
         assert!(!runner.shared().has_staged(2));
         assert_eq!(freed_ids(&owner, 2), [c, root]);

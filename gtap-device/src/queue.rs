@@ -707,6 +707,9 @@ pub(crate) fn fold<const KEPT: u32, const Q: u32, const DETACH: bool>(
                         .add(unpublished, Ordering::Relaxed);
                     view.store(unpublished);
                     shared.private[q as usize].store(0);
+                    // The kept task's siblings may be among them: it owes nothing now (see
+                    // "Owed decrements" in `crate::join`).
+                    shared.siblings_held.store(0);
                 } else {
                     shared.private[q as usize].store(unpublished);
                 }
@@ -921,6 +924,27 @@ mod tests {
             end_steal(region, 0, 0, at.wrapping_add(2), 1);
             assert_eq!(launch.error(), None);
         }
+    }
+
+    /// A fold that publishes a block's held ids publishes its kept task's siblings too, whose
+    /// finish then owes nothing (see "Owed decrements" in `crate::join`).
+    #[test]
+    fn a_publishing_fold_clears_the_siblings_held_flag() {
+        let launch = Launch::leak(geometry(2, 64, 1));
+        let region = launch.region();
+        let block = Warp::new(region, 0, None);
+        let shared = block.shared();
+        // Nothing published yet: the fold publishes the siblings.
+        stage_on(&block, 0, 100..103);
+        shared.siblings_held.store(1);
+        let _ = fold::<1, 0, false>(&block, false);
+        assert_eq!(shared.siblings_held.load(), 0, "the siblings were published");
+        // Thieves see two ids: the next fold holds the siblings.
+        stage_on(&block, 0, 200..202);
+        shared.siblings_held.store(1);
+        let _ = fold::<1, 0, false>(&block, false);
+        assert_eq!(shared.private[0].load(), 1);
+        assert_eq!(shared.siblings_held.load(), 1, "the sibling is held");
     }
 
     #[test]

@@ -234,6 +234,11 @@ pub struct WarpShared {
     /// that it has not published (0 in every other worker: see "Lazy publication" in the
     /// `queue` module docs).
     pub(crate) private: [LocalU32; MAX_QUEUES],
+    /// A block in a joining launch: non-zero while the task the last fold kept has siblings
+    /// the block holds unpublished (set by the verdict on a task that staged two or more
+    /// children on one queue, cleared by a fold that publishes and by the kept task's finish;
+    /// see "Owed decrements" in `crate::join`). 0 in every other worker.
+    pub(crate) siblings_held: LocalU32,
     /// Last thief head seen per queue (a lower bound; refreshed by the fold when a ring looks
     /// full).
     pub(crate) heads: [LocalU32; MAX_QUEUES],
@@ -280,6 +285,7 @@ impl WarpShared {
             staged: [const { LocalU32::new(0) }; MAX_QUEUES],
             keep: [const { [const { LocalU32::new(0) }; KEEP as usize] }; MAX_QUEUES],
             private: [const { LocalU32::new(0) }; MAX_QUEUES],
+            siblings_held: LocalU32::new(0),
             heads: [const { LocalU32::new(0) }; MAX_QUEUES],
             counts: [const { LocalU32::new(0) }; MAX_QUEUES],
             overflow: LocalU32::new(NONE),
@@ -559,7 +565,7 @@ impl<'w, const QUEUES: u32> Worker<'w, KEEP, QUEUES> {
         // nobody, and their frees and the live count release by themselves.
         self.batch = queue::fold::<KEEP, QUEUES, DETACH>(warp, any_finished && !DETACH);
         if any_finished {
-            join::complete::<DETACH>(warp, done);
+            join::complete::<DETACH>(warp, done, false);
             warp.sync();
             if DETACH {
                 self.owed += warp.count(finished);

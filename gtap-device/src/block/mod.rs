@@ -73,9 +73,12 @@
 //!    them at once with the fold's release fence; a joining one keeps them unpublished, popped
 //!    by the block itself with no atomic, until thieves see its queue empty (see "Lazy
 //!    publication" in [`crate::queue`]: a recursive launch then fences for its finishes, not
-//!    its spawns). Then it frees a finished task and notifies its parent ([`crate::join`],
-//!    unchanged), and restocks the pool stash. A parent whose last child that was is the only
-//!    id the step staged: it becomes the next task at once, unpublished, with no second fold.
+//!    its spawns). Then it frees a finished task and notifies its parent ([`crate::join`]),
+//!    and restocks the pool stash. A parent whose last child that was is the only id the step
+//!    staged: it becomes the next task at once, unpublished, with no second fold. A first child
+//!    that finishes while the block still holds its siblings unpublished cannot be the last:
+//!    its step neither folds nor fences, and it decrements its parent with a relaxed reduction
+//!    (see "Owed decrements" in [`crate::join`]).
 //!
 //! So a step costs two block barriers, plus those of the helpers the task calls, and at most
 //! one release fence, the scheduling warp's.

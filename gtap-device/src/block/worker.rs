@@ -159,7 +159,7 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
             let timed = s.at_stop_check();
             let ended = if timed { arch::clock() } else { 0 };
             let warp = s.warp();
-            let verdict = warp.leader(|| judge::<DETACH>(task, shared, view.threads));
+            let verdict = warp.leader(|| judge::<QUEUES, DETACH>(task, shared, view.threads));
             // The step's second test of the trace, after the poll: nothing of it (not even the
             // task's queue) is held in a register across the poll.
             if warp.region().traced() {
@@ -291,8 +291,37 @@ fn poll<R: BlockTask>(task: u32, shared: &BlockShared) -> bool {
 
 /// The scheduling warp's leader (thread 0), after the poll's barrier: decides what happens to
 /// `task` (the collective-wait check) and resets the counters for the next poll, which starts
-/// after the next step's barrier. `DETACH`: a `no_taskwait` launch.
-fn judge<const DETACH: bool>(task: u32, shared: &BlockShared, threads: u32) -> u32 {
+/// after the next step's barrier. `DETACH`: a `no_taskwait` launch. In a joining launch it
+/// also says whether the task's children are siblings the block will hold (see "Owed
+/// decrements" in `crate::join`).
+fn judge<const Q: u32, const DETACH: bool>(task: u32, shared: &BlockShared, threads: u32) -> u32 {
+    let lane = arch::current_block_lane();
+    let region = lane.region();
+    let verdict = judge_poll::<DETACH>(task, shared, threads);
+    if !DETACH && verdict != FINISHED && verdict != POLL_AGAIN {
+        // A finished task's flag is the settle's to read; a task polled again keeps it (it
+        // folds nothing, so nothing was published).
+        let warp = lane.shared();
+        let spawning = verdict == SUSPENDED || verdict == CHILDREN_LEFT;
+        let held = spawning && siblings_on_one_queue(warp, queue::count::<Q>(region));
+        warp.siblings_held.store(held as u32);
+    }
+    verdict
+}
+
+/// Whether the step staged at least two ids, all on one queue (before its fold).
+fn siblings_on_one_queue(warp: &crate::scheduler::WarpShared, queues: u32) -> bool {
+    let (mut queues_used, mut ids) = (0, 0);
+    for q in 0..queues {
+        let n = warp.staged[q as usize].load();
+        queues_used += (n != 0) as u32;
+        ids += n;
+    }
+    queues_used == 1 && ids >= 2
+}
+
+/// [`judge`]'s verdict.
+fn judge_poll<const DETACH: bool>(task: u32, shared: &BlockShared, threads: u32) -> u32 {
     let lane = arch::current_block_lane();
     let region = lane.region();
     let h = region.header(task);
@@ -396,6 +425,8 @@ fn settle<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>, task: u32,
     }
     let finished = verdict == FINISHED;
     let detached = finished && DETACH;
+    // Every lane reads the flag: they must agree on the fold.
+    let owed = !DETACH && finished && warp.shared().siblings_held.load() != 0;
     let done = warp.lanes(|lane| {
         if lane == 0 && finished {
             Done {
@@ -413,17 +444,23 @@ fn settle<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>, task: u32,
         }
     });
     // As in thread mode, a detached task's finish needs no fence. A block that still holds
-    // claimed ids keeps no child: the children are published behind them.
+    // claimed ids keeps no child: the children are published behind them. An owed decrement
+    // folds nothing (see "Owed decrements" in `crate::join`): the task staged nothing, the held
+    // siblings wait for the next fold to be published, after the reduction, and the batch is
+    // empty (the find took its one id).
     if DETACH && s.batch.len > 0 {
         let _ = queue::fold::<0, Q, DETACH>(warp, false);
-    } else {
+    } else if !owed {
         s.batch = queue::fold::<1, Q, DETACH>(warp, finished && !DETACH);
     }
     if finished {
-        join::complete::<DETACH>(warp, done);
+        join::complete::<DETACH>(warp, done, owed);
         warp.sync();
         if detached {
             s.owed += 1;
+        } else if owed {
+            // After the barrier: every lane has read the flag.
+            warp.leader_only(|| warp.shared().siblings_held.store(0));
         } else {
             // A parent this task resumed is the next task, with no second fold in the find.
             s.batch = queue::take_lone_staged::<Q>(warp);
