@@ -65,8 +65,10 @@
 //!   only when the block's view says thieves see the queue empty; until then they stay the
 //!   block's own, counted in `WarpShared::private` at the ring's tail end, past the published
 //!   ids. The block pops them first, newest first, with no atomic and no fence
-//!   ([`pop_unpublished`]), and a fold that publishes them adds them all behind the published
-//!   ids with one fence, so the published range stays contiguous. A block pops published ids
+//!   ([`pop_unpublished`]); the newest is usually the one its last spawning step did not keep,
+//!   which that step's fold leaves in shared memory (`WarpShared::held_top`), so the pop that
+//!   runs it does not read the ring. A fold that publishes them adds them all behind the
+//!   published ids with one fence, so the published range stays contiguous. A block pops published ids
 //!   only when it holds no unpublished ones, so `tails` is the published end whenever a
 //!   compare-and-swap claims from it. The view is an upper bound that the block lowers only
 //!   when it claims, so at each stop check it reads the true counts of the queues that hold
@@ -554,16 +556,43 @@ pub(crate) const fn lazy<const KEPT: u32, const DETACH: bool>() -> bool {
     KEPT == 1 && !DETACH
 }
 
+/// An unpublished id a block popped ([`pop_unpublished`]) and its queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Held {
+    /// The queue it was on.
+    pub(crate) queue: u32,
+    /// The task, [`NONE`] when the block held nothing.
+    pub(crate) id: u32,
+}
+
+impl Held {
+    /// The block held no unpublished id.
+    pub(crate) const NOTHING: Held = Held { queue: 0, id: NONE };
+}
+
+impl Broadcast for Held {
+    type Words = [u32; 2];
+    #[inline(always)]
+    fn to_words(self) -> [u32; 2] {
+        [self.queue, self.id]
+    }
+    #[inline(always)]
+    fn from_words([queue, id]: [u32; 2]) -> Self {
+        Held { queue, id }
+    }
+}
+
 /// Block leader, in a joining launch: takes the newest unpublished id of the block's queue that
 /// holds the most (see "Lazy publication" in the module docs), with no atomic: thieves cannot
-/// see it. `None` when every id the block holds is published.
+/// see it. It reads the ring only when the fold that held the id did not leave it in
+/// [`WarpShared::held_top`]. `None` when every id the block holds is published.
 #[inline]
 pub(crate) fn pop_unpublished<const Q: u32>(
     region: &Region,
     shared: &WarpShared,
     me: u32,
     rng: &mut XorShift64,
-) -> Option<Claim> {
+) -> Option<Held> {
     let (q, n) = pick::<Q>(region, rng, |q| shared.private[q as usize].load());
     if n == 0 {
         return None;
@@ -571,15 +600,15 @@ pub(crate) fn pop_unpublished<const Q: u32>(
     shared.private[q as usize].store(n - 1);
     let tail = shared.tails[q as usize].load().wrapping_sub(1);
     shared.tails[q as usize].store(tail);
-    Some(Claim {
-        queue: q,
-        span: Span {
-            start: tail,
-            count: 1,
-        },
-        owner: me,
-        locked: false,
-    })
+    let top = shared.held_top.load();
+    let id = if top != NONE && shared.held_top_queue.load() == q {
+        // The id below it is not known without the ring.
+        shared.held_top.store(NONE);
+        top
+    } else {
+        read(region, me, q, tail)
+    };
+    Some(Held { queue: q, id })
 }
 
 /// Block leader, at a stop check in a joining launch: reads the true `count` of each queue that
@@ -700,6 +729,7 @@ pub(crate) fn fold<const KEPT: u32, const Q: u32, const DETACH: bool>(
                 // only when thieves see the queue empty (the lanes fenced for exactly that).
                 let view = &shared.counts[q as usize];
                 let unpublished = held + placed;
+                let top_here = shared.held_top_queue.load() == q;
                 if unpublished > 0 && view.load() == 0 {
                     region
                         .queue_meta(me, q)
@@ -710,8 +740,21 @@ pub(crate) fn fold<const KEPT: u32, const Q: u32, const DETACH: bool>(
                     // The kept task's siblings may be among them: it owes nothing now (see
                     // "Owed decrements" in `crate::join`).
                     shared.siblings_held.store(0);
+                    if top_here {
+                        shared.held_top.store(NONE);
+                    }
                 } else {
                     shared.private[q as usize].store(unpublished);
+                    if placed > 0 && placed == to_ring {
+                        // The newest position holds the last of the lanes' ids (those staged
+                        // past `KEEP` went into the ring ahead of them).
+                        let newest = shared.keep[q as usize][(s.min(KEEP) - 1) as usize].load();
+                        shared.held_top.store(newest);
+                        shared.held_top_queue.store(q);
+                    } else if placed > 0 && top_here {
+                        // Some went to the overflow list: the ring's newest is not known.
+                        shared.held_top.store(NONE);
+                    }
                 }
                 shared.tails[q as usize].store(tail.wrapping_add(placed));
             } else if placed > 0 {
@@ -900,9 +943,9 @@ mod tests {
             assert_eq!((count(), shared.private[0].load()), (2, 1));
             assert_eq!(ring_ids(region, 0, 0, at, 3), [101, 102, 201]);
             // The block pops it with no claim, and the published ids stay where they were.
-            let own = pop_unpublished::<0>(region, shared, 0, &mut rng).expect("one is held");
-            assert_eq!(own, newest(0, at.wrapping_add(2), 1, 0));
-            assert_eq!(read(region, 0, 0, own.span.start), 201);
+            let own = pop_unpublished::<0>(region, shared, 0, &mut rng);
+            assert_eq!(own, Some(Held { queue: 0, id: 201 }));
+            assert_eq!(shared.tails[0].load(), at.wrapping_add(2));
             assert_eq!(pop_unpublished::<0>(region, shared, 0, &mut rng), None);
             stage_on(&block, 0, 300..302);
             let _ = fold::<1, 0, false>(&block, false);
@@ -926,6 +969,68 @@ mod tests {
         }
     }
 
+    /// A block pops the newest id it holds from `held_top`, where the fold that held it left
+    /// it, and reads the ring for those below it; a fold that publishes, or one whose newest
+    /// ids went to the overflow list, leaves nothing there.
+    #[test]
+    fn a_block_pops_its_newest_held_id_without_reading_the_ring() {
+        let launch = Launch::leak(geometry(2, 64, 1));
+        let region = launch.region();
+        let block = Warp::new(region, 0, None);
+        let shared = block.shared();
+        let mut rng = XorShift64::new(7);
+        let pop = |rng: &mut XorShift64| pop_unpublished::<0>(region, shared, 0, rng).map(|h| h.id);
+        // The first fold publishes (thieves see nothing yet); the next two hold.
+        stage_on(&block, 0, 10..12);
+        let _ = fold::<1, 0, false>(&block, false);
+        assert_eq!(shared.held_top.load(), NONE);
+        stage_on(&block, 0, 20..23);
+        let _ = fold::<1, 0, false>(&block, false);
+        stage_on(&block, 0, 30..32);
+        let _ = fold::<1, 0, false>(&block, false);
+        assert_eq!(shared.private[0].load(), 3);
+        assert_eq!(shared.held_top.load(), 31);
+        // The newest comes from `held_top` even with its ring entry overwritten.
+        let top = region
+            .ring(0, 0)
+            .wrapping_add((3 & region.ring_mask) as usize);
+        // SAFETY: position 3 lies in the ring of (0, 0), which only this test touches.
+        unsafe { top.write(999) };
+        assert_eq!(pop(&mut rng), Some(31));
+        assert_eq!(shared.held_top.load(), NONE);
+        assert_eq!([pop(&mut rng), pop(&mut rng)], [Some(22), Some(21)]);
+        assert_eq!(pop(&mut rng), None);
+        // With room in the ring for one id, the newest goes to the overflow list: the ring's
+        // newest is not known.
+        stage_on(&block, 0, 40..42);
+        let _ = fold::<1, 0, false>(&block, false);
+        assert_eq!(shared.held_top.load(), 41);
+        let room_for_one = shared.tails[0]
+            .load()
+            .wrapping_sub(region.queue_capacity - 1);
+        shared.heads[0].store(room_for_one);
+        stage_on(&block, 0, 50..53);
+        let _ = fold::<1, 0, false>(&block, false);
+        assert_eq!(shared.held_top.load(), NONE, "52 is on the overflow list");
+        assert_eq!([pop(&mut rng), pop(&mut rng)], [Some(51), Some(41)]);
+        // A fold that publishes leaves nothing in `held_top`.
+        shared.heads[0].store(shared.tails[0].load());
+        stage_on(&block, 0, 60..62);
+        let _ = fold::<1, 0, false>(&block, false);
+        assert_eq!(shared.held_top.load(), 61);
+        // A thief takes the one id published first (11); at its stop check the block sees
+        // the queue empty, and its next fold publishes what it holds.
+        let stolen = try_steal::<0>(region, 1, &mut rng, WARP_SIZE, false, 1);
+        assert_eq!(stolen.map(|c| c.span.count), Some(1));
+        let c = stolen.expect("a claim");
+        end_steal(region, 0, 0, c.span.start, c.span.count);
+        refresh_views::<0>(region, shared, 0);
+        let _ = fold::<1, 0, false>(&block, false);
+        assert_eq!(shared.private[0].load(), 0, "published");
+        assert_eq!(shared.held_top.load(), NONE);
+        assert_eq!(launch.error(), None);
+    }
+
     /// A fold that publishes a block's held ids publishes its kept task's siblings too, whose
     /// finish then owes nothing (see "Owed decrements" in `crate::join`).
     #[test]
@@ -935,12 +1040,16 @@ mod tests {
         let block = Warp::new(region, 0, None);
         let shared = block.shared();
         // Nothing published yet: the fold publishes the siblings.
-        stage_on(&block, 0, 100..103);
+        stage_on(&block, 0, 10..13);
         shared.siblings_held.store(1);
         let _ = fold::<1, 0, false>(&block, false);
-        assert_eq!(shared.siblings_held.load(), 0, "the siblings were published");
+        assert_eq!(
+            shared.siblings_held.load(),
+            0,
+            "the siblings were published"
+        );
         // Thieves see two ids: the next fold holds the siblings.
-        stage_on(&block, 0, 200..202);
+        stage_on(&block, 0, 20..22);
         shared.siblings_held.store(1);
         let _ = fold::<1, 0, false>(&block, false);
         assert_eq!(shared.private[0].load(), 1);

@@ -99,7 +99,7 @@ use crate::arch::{self, AtomicU32, LocalU32, WARP_SIZE, Warp};
 use crate::join::{self, Done};
 use crate::math::XorShift64;
 use crate::pool::{self, PoolLocal};
-use crate::queue::{self, Batch, Claim, KEEP, Span};
+use crate::queue::{self, Batch, Claim, Held, KEEP, Span};
 use crate::record::{self, NONE, PollRequest};
 use crate::task::TaskFunction;
 use crate::trace::{self, TraceCursor};
@@ -239,6 +239,14 @@ pub struct WarpShared {
     /// children on one queue, cleared by a fold that publishes and by the kept task's finish;
     /// see "Owed decrements" in `crate::join`). 0 in every other worker.
     pub(crate) siblings_held: LocalU32,
+    /// A block in a joining launch: the newest unpublished id of queue [`held_top_queue`], when
+    /// the block knows it without reading its ring (the fold that held it wrote it here; a pop
+    /// takes it), [`NONE`] otherwise (see "Lazy publication" in the `queue` module docs).
+    ///
+    /// [`held_top_queue`]: WarpShared::held_top_queue
+    pub(crate) held_top: LocalU32,
+    /// The queue of [`WarpShared::held_top`].
+    pub(crate) held_top_queue: LocalU32,
     /// Last thief head seen per queue (a lower bound; refreshed by the fold when a ring looks
     /// full).
     pub(crate) heads: [LocalU32; MAX_QUEUES],
@@ -286,6 +294,8 @@ impl WarpShared {
             keep: [const { [const { LocalU32::new(0) }; KEEP as usize] }; MAX_QUEUES],
             private: [const { LocalU32::new(0) }; MAX_QUEUES],
             siblings_held: LocalU32::new(0),
+            held_top: LocalU32::new(NONE),
+            held_top_queue: LocalU32::new(0),
             heads: [const { LocalU32::new(0) }; MAX_QUEUES],
             counts: [const { LocalU32::new(0) }; MAX_QUEUES],
             overflow: LocalU32::new(NONE),
@@ -629,17 +639,28 @@ impl<'w, const BATCH: u32, const QUEUES: u32> Worker<'w, BATCH, QUEUES> {
         if region.traced() {
             trace::search(warp);
         }
+        if queue::lazy::<BATCH, DETACH>() {
+            // A block's own unpublished ids first, with no claim (see "Lazy publication" in the
+            // `queue` module docs).
+            let held = warp.leader(|| {
+                queue::pop_unpublished::<QUEUES>(region, warp.shared(), me, rng)
+                    .unwrap_or(Held::NOTHING)
+            });
+            if held.id != NONE {
+                self.batch = Batch {
+                    ids: warp.lanes(|lane| if lane == 0 { held.id } else { NONE }),
+                    len: 1,
+                    queue: held.queue,
+                };
+                return Found::Own;
+            }
+        }
         // A block in a detached launch claims many ids at a time, oldest first (see "Oldest
         // first" in the `queue` module docs).
         let oldest = DETACH && BATCH == 1;
         let max = if oldest { queue::BLOCK_CLAIM } else { BATCH };
         let claim = warp.leader(|| {
             let shared = warp.shared();
-            if queue::lazy::<BATCH, DETACH>()
-                && let Some(own) = queue::pop_unpublished::<QUEUES>(region, shared, me, rng)
-            {
-                return own;
-            }
             if oldest
                 && let Some(own) = queue::pop_own_oldest::<QUEUES>(region, shared, me, rng, max)
             {
