@@ -60,6 +60,18 @@
 //! step's fold did not publish them (a lazy publication clears the flag); only the next
 //! step, if it finishes the kept child, owes.
 //!
+//! # Local pairs (block mode, one queue)
+//!
+//! When the parent of an owed child waits for exactly two children on a launch's only queue,
+//! the held sibling is its last child. If the block publishes nothing before that sibling
+//! finishes, the whole join ran on this block: the sibling's decrement is a relaxed reduction
+//! too, with no release fence before it and no acquire fence after it (the block's barriers
+//! order both children's results before the parent's continuation, which the block runs
+//! next), and the parent resumes on the only queue without a read of its header. The owed
+//! step records the parent (`WarpShared::pair_parent`); a fold that publishes clears it, and
+//! the sibling then finishes as any last child does. The acquire fence it saves is the one
+//! that invalidates the multiprocessor's whole L1.
+//!
 //! # Recycled slots: `pending` is never written plainly
 //!
 //! A first-round decrement is relaxed and the fold's fence comes before it, so the
@@ -143,8 +155,9 @@ pub(crate) fn returned<const DETACH: bool>(lane: &LaneView, id: u32) -> Option<u
 /// Warp, after the fold's release fence: frees the tasks that finished this step, notifies
 /// their parents, and stages each parent whose last child this was (see the module docs).
 /// `DETACH`: the launch is a `no_taskwait` one, whose finished tasks have no parent to notify.
-/// `owed`: a block's task whose siblings the block holds unpublished, with no fence before
-/// (see "Owed decrements" in the module docs); it stages nothing.
+/// `owed`: a block's task whose siblings the block holds unpublished, or the last child of a
+/// local pair, with no fence before (see "Owed decrements" and "Local pairs" in the module
+/// docs); it stages nothing.
 pub(crate) fn complete<const DETACH: bool>(warp: &Warp, done: Lanes<Done>, owed: bool) {
     let region = warp.region();
     let mut job = done;
@@ -186,7 +199,8 @@ pub(crate) fn complete<const DETACH: bool>(warp: &Warp, done: Lanes<Done>, owed:
             let p = region.header(d.parent);
             if owed {
                 // SAFETY: the parent waits for this task's siblings, so its record outlives
-                // the reduction; they are not finished, so it is not the last decrement.
+                // the reduction; they are not finished, so it is not the last decrement, or
+                // it is a local pair's, whose parent this block resumes without reading it.
                 unsafe { (*p).pending.add(1u32.wrapping_neg(), Ordering::Relaxed) };
                 return NONE;
             }

@@ -740,6 +740,7 @@ pub(crate) fn fold<const KEPT: u32, const Q: u32, const DETACH: bool>(
                     // The kept task's siblings may be among them: it owes nothing now (see
                     // "Owed decrements" in `crate::join`).
                     shared.siblings_held.store(0);
+                    shared.pair_parent.store(NONE);
                     if top_here {
                         shared.held_top.store(NONE);
                     }
@@ -1034,15 +1035,18 @@ mod tests {
     /// A fold that publishes a block's held ids publishes its kept task's siblings too, whose
     /// finish then owes nothing (see "Owed decrements" in `crate::join`).
     #[test]
-    fn a_publishing_fold_clears_the_siblings_held_flag() {
+    fn a_publishing_fold_clears_the_siblings_held_flag_and_the_pair() {
         let launch = Launch::leak(geometry(2, 64, 1));
         let region = launch.region();
         let block = Warp::new(region, 0, None);
         let shared = block.shared();
-        // Nothing published yet: the fold publishes the siblings.
+        // Nothing published yet: the fold publishes the siblings, and a local pair's sibling
+        // (if it is among them) may now finish elsewhere.
         stage_on(&block, 0, 10..13);
         shared.siblings_held.store(1);
+        shared.pair_parent.store(7);
         let _ = fold::<1, 0, false>(&block, false);
+        assert_eq!(shared.pair_parent.load(), NONE);
         assert_eq!(
             shared.siblings_held.load(),
             0,
@@ -1051,9 +1055,11 @@ mod tests {
         // Thieves see two ids: the next fold holds the siblings.
         stage_on(&block, 0, 20..22);
         shared.siblings_held.store(1);
+        shared.pair_parent.store(7);
         let _ = fold::<1, 0, false>(&block, false);
         assert_eq!(shared.private[0].load(), 1);
         assert_eq!(shared.siblings_held.load(), 1, "the sibling is held");
+        assert_eq!(shared.pair_parent.load(), 7);
     }
 
     #[test]

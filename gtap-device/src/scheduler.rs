@@ -239,6 +239,12 @@ pub struct WarpShared {
     /// children on one queue, cleared by a fold that publishes and by the kept task's finish;
     /// see "Owed decrements" in `crate::join`). 0 in every other worker.
     pub(crate) siblings_held: LocalU32,
+    /// A block in a joining launch with one queue: the parent whose first child finished here
+    /// owing its decrement while the block held its only other child, which is then its last
+    /// and finishes a join none of whose children left the block; [`NONE`] otherwise (cleared
+    /// by a fold that publishes and when that child finishes; see "Local pairs" in
+    /// `crate::join`).
+    pub(crate) pair_parent: LocalU32,
     /// A block in a joining launch: the newest unpublished id of queue [`held_top_queue`], when
     /// the block knows it without reading its ring (the fold that held it wrote it here; a pop
     /// takes it), [`NONE`] otherwise (see "Lazy publication" in the `queue` module docs).
@@ -294,6 +300,7 @@ impl WarpShared {
             keep: [const { [const { LocalU32::new(0) }; KEEP as usize] }; MAX_QUEUES],
             private: [const { LocalU32::new(0) }; MAX_QUEUES],
             siblings_held: LocalU32::new(0),
+            pair_parent: LocalU32::new(NONE),
             held_top: LocalU32::new(NONE),
             held_top_queue: LocalU32::new(0),
             heads: [const { LocalU32::new(0) }; MAX_QUEUES],

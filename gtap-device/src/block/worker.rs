@@ -302,22 +302,37 @@ fn judge<const Q: u32, const DETACH: bool>(task: u32, shared: &BlockShared, thre
         // A finished task's flag is the settle's to read; a task polled again keeps it (it
         // folds nothing, so nothing was published).
         let warp = lane.shared();
-        let spawning = verdict == SUSPENDED || verdict == CHILDREN_LEFT;
-        let held = spawning && siblings_on_one_queue(warp, queue::count::<Q>(region));
-        warp.siblings_held.store(held as u32);
+        let queues = queue::count::<Q>(region);
+        let held = match verdict {
+            SUSPENDED | CHILDREN_LEFT => match siblings_on_one_queue(warp, queues) {
+                // A waiting parent of two on the only queue resumes on it: a local pair (see
+                // "Local pairs" in `crate::join`).
+                2 if verdict == SUSPENDED && queues == 1 => HELD_PAIR,
+                0 | 1 => 0,
+                _ => HELD,
+            },
+            _ => 0,
+        };
+        warp.siblings_held.store(held);
     }
     verdict
 }
 
-/// Whether the step staged at least two ids, all on one queue (before its fold).
-fn siblings_on_one_queue(warp: &crate::scheduler::WarpShared, queues: u32) -> bool {
+/// [`WarpShared::siblings_held`](crate::scheduler::WarpShared::siblings_held): the kept task's
+/// siblings are held.
+const HELD: u32 = 1;
+/// ... and it has one sibling, and their parent waits for the two of them (a local pair).
+const HELD_PAIR: u32 = 2;
+
+/// How many ids the step staged if all are on one queue (before its fold), else 0.
+fn siblings_on_one_queue(warp: &crate::scheduler::WarpShared, queues: u32) -> u32 {
     let (mut queues_used, mut ids) = (0, 0);
     for q in 0..queues {
         let n = warp.staged[q as usize].load();
         queues_used += (n != 0) as u32;
         ids += n;
     }
-    queues_used == 1 && ids >= 2
+    if queues_used == 1 { ids } else { 0 }
 }
 
 /// [`judge`]'s verdict.
@@ -425,8 +440,12 @@ fn settle<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>, task: u32,
     }
     let finished = verdict == FINISHED;
     let detached = finished && DETACH;
-    // Every lane reads the flag: they must agree on the fold.
-    let owed = !DETACH && finished && warp.shared().siblings_held.load() != 0;
+    // Every lane reads the flag and the pair's parent: they must agree on the fold.
+    let held = if !DETACH && finished {
+        warp.shared().siblings_held.load()
+    } else {
+        0
+    };
     let done = warp.lanes(|lane| {
         if lane == 0 && finished {
             Done {
@@ -443,6 +462,17 @@ fn settle<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>, task: u32,
             Done::NOTHING
         }
     });
+    // The last child of a local pair (see "Local pairs" in `crate::join`).
+    let parent = if finished {
+        warp.at(Warp::map(done, |d| d.parent), 0)
+    } else {
+        NONE
+    };
+    let pair = !DETACH && finished && held == 0 && {
+        let p = warp.shared().pair_parent.load();
+        p != NONE && p == parent
+    };
+    let owed = held != 0 || pair;
     // As in thread mode, a detached task's finish needs no fence. A block that still holds
     // claimed ids keeps no child: the children are published behind them. An owed decrement
     // folds nothing (see "Owed decrements" in `crate::join`): the task staged nothing, the held
@@ -456,11 +486,25 @@ fn settle<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>, task: u32,
     if finished {
         join::complete::<DETACH>(warp, done, owed);
         warp.sync();
+        // After the barrier: every lane has read the flag and the pair's parent.
         if detached {
             s.owed += 1;
-        } else if owed {
-            // After the barrier: every lane has read the flag.
-            warp.leader_only(|| warp.shared().siblings_held.store(0));
+        } else if pair {
+            // The parent resumes here, on the only queue, with no read of its header.
+            warp.leader_only(|| warp.shared().pair_parent.store(NONE));
+            s.batch = Batch {
+                ids: warp.lanes(|lane| if lane == 0 { parent } else { NONE }),
+                len: 1,
+                queue: 0,
+            };
+        } else if held != 0 {
+            warp.leader_only(|| {
+                let shared = warp.shared();
+                shared.siblings_held.store(0);
+                if held == HELD_PAIR {
+                    shared.pair_parent.store(parent);
+                }
+            });
         } else {
             // A parent this task resumed is the next task, with no second fold in the find.
             s.batch = queue::take_lone_staged::<Q>(warp);
