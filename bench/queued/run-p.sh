@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Queued profile call: where the landed code's block tree and block SpMV wait, beside GTaP's.
+# One round of base against LN (source lines must not move the time), then Nsight Compute on
+# one launch each of LN's block tree and block SpMV and of GTaP's two (instruction counts and
+# stall samples per SASS line, warp states, memory workload, speed of light), then the racecheck
+# of the detached block launch that ran out of its 45 s in session 30 (86 s in session 28).
+#
+#   bash bench/queued/run-p.sh        # on the device, carrying .device/p
+set -uo pipefail
+source bench/device-call.sh .device/p
+for v in base LN; do el "$v r1"; ab "$v" r1 tree22_block,spmv1m_block; done
+B="run --no-cpu --fib-cutoffs none --tree-depths none --grid-sizes none --warmup 0 --runs 1"
+export GTAP_WARMUP=0 GTAP_RUNS=1
+S="InstructionStats WarpStateStats MemoryWorkloadAnalysis SpeedOfLight SourceCounters"
+# shellcheck disable=SC2086 # $S and $B are lists of words
+{
+    ncu_prof LN_tree_block tree_block_kernel $S -- "$P/bench_LN" $B --only tree22_block --out-dir "$OUT/ncu/LN-tree"
+    ncu_prof g_tree_block exec_kernel $S -- "$P/base/gtap_tree_block" 22 256 256
+    ncu_prof LN_spmv_block spmv_block_kernel $S -- "$P/bench_LN" $B --only spmv1m_block --out-dir "$OUT/ncu/LN-spmv"
+    ncu_prof g_spmv_block exec_kernel $S -- "$P/base/gtap_spmv_block"
+}
+el "racecheck of the detached block launch"
+GTAP_SANITIZE_TOOLS=racecheck GTAP_SANITIZE_TESTS='^a_detached_block_launch' \
+    GTAP_SANITIZE_TIMEOUT=$(( $(left) > 160 ? 150 : $(left) - 10 )) timeout "$(left)" \
+    bash scripts/device-sanitize "$P/san" "$OUT/sanitize" >"$OUT/sanitize.log" 2>&1
+echo "sanitize rc $?"
+tail -5 "$OUT/sanitize/summary.txt"
+el done
+pack_logs
