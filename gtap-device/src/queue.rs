@@ -549,6 +549,19 @@ pub(crate) struct Batch {
     pub(crate) queue: u32,
 }
 
+impl Batch {
+    /// A block's next task, `id` of `queue`, as a batch of one (on lane 0); every lane passes
+    /// the same `id`.
+    #[inline(always)]
+    pub(crate) fn one(warp: &Warp, id: u32, queue: u32) -> Batch {
+        Batch {
+            ids: warp.lanes(|lane| if lane == 0 { id } else { NONE }),
+            len: 1,
+            queue,
+        }
+    }
+}
+
 /// Whether a fold that keeps `KEPT` ids publishes lazily: a block (batches of one) in a launch
 /// whose tasks join (see "Lazy publication" in the module docs).
 #[inline(always)]

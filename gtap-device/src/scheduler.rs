@@ -654,11 +654,7 @@ impl<'w, const BATCH: u32, const QUEUES: u32> Worker<'w, BATCH, QUEUES> {
                     .unwrap_or(Held::NOTHING)
             });
             if held.id != NONE {
-                self.batch = Batch {
-                    ids: warp.lanes(|lane| if lane == 0 { held.id } else { NONE }),
-                    len: 1,
-                    queue: held.queue,
-                };
+                self.batch = Batch::one(warp, held.id, held.queue);
                 return Found::Own;
             }
         }

@@ -431,11 +431,7 @@ fn settle<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>, task: u32,
     let warp = s.warp();
     let region = warp.region();
     if verdict == POLL_AGAIN {
-        s.batch = Batch {
-            ids: warp.lanes(|lane| if lane == 0 { task } else { NONE }),
-            len: 1,
-            queue: 0,
-        };
+        s.batch = Batch::one(warp, task, 0);
         return;
     }
     let finished = verdict == FINISHED;
@@ -492,11 +488,7 @@ fn settle<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>, task: u32,
         } else if pair {
             // The parent resumes here, on the only queue, with no read of its header.
             warp.leader_only(|| warp.shared().pair_parent.store(NONE));
-            s.batch = Batch {
-                ids: warp.lanes(|lane| if lane == 0 { parent } else { NONE }),
-                len: 1,
-                queue: 0,
-            };
+            s.batch = Batch::one(warp, parent, 0);
         } else if held != 0 {
             warp.leader_only(|| {
                 let shared = warp.shared();
