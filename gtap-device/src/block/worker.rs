@@ -458,8 +458,9 @@ fn settle<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>, task: u32,
             Done::NOTHING
         }
     });
-    // The last child of a local pair (see "Local pairs" in `crate::join`).
-    let parent = if finished {
+    // The last child of a local pair (see "Local pairs" in `crate::join`). A detached task has
+    // no parent to resume, and the shuffle would run for nothing.
+    let parent = if !DETACH && finished {
         warp.at(Warp::map(done, |d| d.parent), 0)
     } else {
         NONE
