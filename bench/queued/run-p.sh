@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Queued profile call: where the landed code's block tree and block SpMV wait, beside GTaP's.
+# First the GPU tests and the examples, which put 213bc5e and e5c546f (device code after the last
+# device run) on the device.
 # One round of base against LN (source lines must not move the time), then Nsight Compute on
 # one launch each of LN's block tree and block SpMV and of GTaP's two (instruction counts and
 # stall samples per SASS line, warp states, memory workload, speed of light), then the racecheck
@@ -8,6 +10,7 @@
 #   bash bench/queued/run-p.sh        # on the device, carrying .device/p
 set -uo pipefail
 source bench/device-call.sh .device/p
+gpu_tests 90; examples
 for v in base LN; do el "$v r1"; ab "$v" r1 tree22_block,spmv1m_block; done
 B="run --no-cpu --fib-cutoffs none --tree-depths none --grid-sizes none --warmup 0 --runs 1"
 export GTAP_WARMUP=0 GTAP_RUNS=1
