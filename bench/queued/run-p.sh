@@ -2,16 +2,16 @@
 # Queued profile call: where the landed code's block tree and block SpMV wait, beside GTaP's.
 # First the GPU tests and the examples, which put 213bc5e and e5c546f (device code after the last
 # device run) on the device.
-# One round of base against LN (source lines must not move the time), then Nsight Compute on
-# one launch each of LN's block tree and block SpMV and of GTaP's two (instruction counts and
-# stall samples per SASS line, warp states, memory workload, speed of light), then the racecheck
-# of the detached block launch that ran out of its 45 s in session 30 (86 s in session 28).
+# Then Nsight Compute on one launch each of LN's block tree and block SpMV and of GTaP's two
+# (instruction counts and stall samples per SASS line, warp states, memory workload, speed of
+# light), one round of base against LN (source lines must not move the time), and the racecheck
+# of the detached block launch that ran out of its 45 s in session 30 (86 s in session 28), in
+# that order, so that a short call (`GTAP_CALL_S`) drops the least needed last.
 #
 #   bash bench/queued/run-p.sh        # on the device, carrying .device/p
 set -uo pipefail
 source bench/device-call.sh .device/p
 gpu_tests 90; examples
-for v in base LN; do el "$v r1"; ab "$v" r1 tree22_block,spmv1m_block; done
 B="run --no-cpu --fib-cutoffs none --tree-depths none --grid-sizes none --warmup 0 --runs 1"
 export GTAP_WARMUP=0 GTAP_RUNS=1
 S="InstructionStats WarpStateStats MemoryWorkloadAnalysis SpeedOfLight SourceCounters"
@@ -22,6 +22,7 @@ S="InstructionStats WarpStateStats MemoryWorkloadAnalysis SpeedOfLight SourceCou
     ncu_prof LN_spmv_block spmv_block_kernel $S -- "$P/bench_LN" $B --only spmv1m_block --out-dir "$OUT/ncu/LN-spmv"
     ncu_prof g_spmv_block exec_kernel $S -- "$P/base/gtap_spmv_block"
 }
+for v in base LN; do el "$v r1"; ab "$v" r1 tree22_block,spmv1m_block; done
 el "racecheck of the detached block launch"
 GTAP_SANITIZE_TOOLS=racecheck GTAP_SANITIZE_TESTS='^a_detached_block_launch' \
     GTAP_SANITIZE_TIMEOUT=$(( $(left) > 160 ? 150 : $(left) - 10 )) timeout "$(left)" \
