@@ -117,16 +117,19 @@ sbs() {
     pack_logs
 }
 
-# block_sanitizers [TIMEOUT_S]: memcheck and racecheck over the block-mode GPU tests of `san/`
-# (scripts/device-sanitize), TIMEOUT_S (default 90) a run, in what is left of the call, into
-# $OUT/sanitize.
-block_sanitizers() {
-    el "sanitizers over the block-mode GPU tests"
-    GTAP_SANITIZE_TOOLS="memcheck racecheck" \
-        GTAP_SANITIZE_TESTS='^(block_mode|a_block|a_detached_block|a_traced_block)' \
-        GTAP_SANITIZE_TIMEOUT="${1:-90}" timeout "$(left)" \
-        bash scripts/device-sanitize "$P/san" "$OUT/sanitize" >"$OUT/sanitize.log" 2>&1
+# sanitizers TOOLS TESTS [TIMEOUT_S]: the sanitizers TOOLS (space-separated) over the GPU tests
+# of `san/` whose names match the extended regex TESTS (scripts/device-sanitize), TIMEOUT_S
+# (default 90) a run, in what is left of the call, into $OUT/sanitize.
+sanitizers() {
+    el "$1 over the GPU tests matching $2"
+    GTAP_SANITIZE_TOOLS="$1" GTAP_SANITIZE_TESTS="$2" GTAP_SANITIZE_TIMEOUT="${3:-90}" \
+        timeout "$(left)" bash scripts/device-sanitize "$P/san" "$OUT/sanitize" >"$OUT/sanitize.log" 2>&1
     echo "sanitize rc $?"
     tail -30 "$OUT/sanitize/summary.txt"
     pack_logs
+}
+
+# block_sanitizers [TIMEOUT_S]: memcheck and racecheck over the block-mode GPU tests.
+block_sanitizers() {
+    sanitizers "memcheck racecheck" '^(block_mode|a_block|a_detached_block|a_traced_block)' "${1:-90}"
 }

@@ -14,11 +14,5 @@ for r in 1 2; do for v in A W; do el "$v r$r"; ab "$v" "r$r" tree22_block,spmv1m
 for v in A W; do el "$v wide"; ab "$v" wide bfs_rmat22_block,bfs_grid1024_block; done
 examples
 [ "$(left)" -gt 200 ] && sbs W "W-on-$(cat "$P/commit")" block
-el "racecheck of the detached block launch"
-GTAP_SANITIZE_TOOLS=racecheck GTAP_SANITIZE_TESTS='^a_detached_block_launch' \
-    GTAP_SANITIZE_TIMEOUT=$(( $(left) > 160 ? 150 : $(left) - 10 )) timeout "$(left)" \
-    bash scripts/device-sanitize "$P/san" "$OUT/sanitize" >"$OUT/sanitize.log" 2>&1
-echo "sanitize rc $?"
-tail -5 "$OUT/sanitize/summary.txt"
+sanitizers racecheck '^a_detached_block_launch' $(( $(left) > 160 ? 150 : $(left) - 10 ))
 el done
-pack_logs
