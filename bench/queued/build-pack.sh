@@ -1,31 +1,31 @@
 #!/usr/bin/env bash
-# Builds the pack of the queued experiment (README.md here) for bench/queued/run-w.sh:
+# Builds the pack of the queued experiment (README.md here) for bench/queued/run-fw.sh:
 #
 #   bash bench/queued/build-pack.sh
 #
-# gtap-bench at the checked-out commit (A) and with W.patch applied (W), each with its ptxas
-# report; the GPU tests and examples with W's device code (scripts/device-sanitize --build);
+# gtap-bench at the checked-out commit (A) and with FW.patch applied (FW), each with its ptxas
+# report; the GPU tests and examples with FW's device code (scripts/device-sanitize --build);
 # the GTaP baseline copied from target/gtap-baseline (bench/build-baseline.sh). Run from a
 # tree whose gtap-device is clean, after `bash scripts/setup`: about 4 minutes a binary and 6
-# for the tests on two cores. Then carry `.device/w` to the device and run run-w.sh there.
+# for the tests on two cores. Then carry `.device/fw` to the device and run run-fw.sh there.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 touched=(gtap-device)
 [ -z "$(git status --porcelain -- "${touched[@]}")" ] || { echo "build-pack: ${touched[*]} has local changes" >&2; exit 2; }
 [ -x target/gtap-baseline/gtap_tree_block ] || { echo "build-pack: no GTaP baseline in target/gtap-baseline (bash bench/build-baseline.sh)" >&2; exit 2; }
-out=".device/w/p"
-rm -rf .device/w && mkdir -p "$out"
+out=".device/fw/p"
+rm -rf .device/fw && mkdir -p "$out"
 git rev-parse --short HEAD >"$out/commit"
-for v in A W; do
-    [ "$v" = A ] || git apply bench/queued/W.patch
+for v in A FW; do
+    [ "$v" = A ] || git apply bench/queued/FW.patch
     GTAP_ARCH=sm_90 cargo build --release -p gtap-bench
     cp target/release/gtap-bench "$out/bench_$v"
     cp target/gtap-device/ptx/sm_90/gtap_workloads/ptxas-report.tsv "$out/ptxas-$v.tsv"
     [ "$v" = A ] || git checkout -- "${touched[@]}"
 done
-git apply bench/queued/W.patch
+git apply bench/queued/FW.patch
 GTAP_ARCH=sm_90 bash scripts/device-sanitize --build "$out/san"
 git checkout -- "${touched[@]}"
 cp -r target/gtap-baseline "$out/base"
-(cd .device/w && XZ_OPT="-6 -T2" tar cJf pack.tar.xz p && rm -rf p)
-ls -la .device/w
+(cd .device/fw && XZ_OPT="-6 -T2" tar cJf pack.tar.xz p && rm -rf p)
+ls -la .device/fw
