@@ -3,8 +3,9 @@
 #
 #   bash bench/queued/build-pack.sh
 #
-# gtap-bench at the checked-out commit (A) and with FW.patch applied (FW), each with its ptxas
-# report; the GPU tests and examples with FW's device code (scripts/device-sanitize --build);
+# gtap-bench at the checked-out commit (A), with FW.patch applied (FW) and with FW.patch and
+# FS.patch (FS), each with its ptxas report; the GPU tests and examples with FS's device code
+# (scripts/device-sanitize --build);
 # the GTaP baseline copied from target/gtap-baseline (bench/build-baseline.sh). Run from a
 # tree whose gtap-device is clean, after `bash scripts/setup`: about 4 minutes a binary and 6
 # for the tests on two cores. Then carry `.device/fw` to the device and run run-fw.sh there.
@@ -16,14 +17,16 @@ touched=(gtap-device)
 out=".device/fw/p"
 rm -rf .device/fw && mkdir -p "$out"
 git rev-parse --short HEAD >"$out/commit"
-for v in A FW; do
-    [ "$v" = A ] || git apply bench/queued/FW.patch
+# Each variant's patches, applied in order: FS builds on FW.
+patches() { case $1 in A) ;; FW) echo bench/queued/FW.patch ;; FS) echo bench/queued/FW.patch bench/queued/FS.patch ;; esac; }
+for v in A FW FS; do
+    for p in $(patches $v); do git apply "$p"; done
     GTAP_ARCH=sm_90 cargo build --release -p gtap-bench
     cp target/release/gtap-bench "$out/bench_$v"
     cp target/gtap-device/ptx/sm_90/gtap_workloads/ptxas-report.tsv "$out/ptxas-$v.tsv"
-    [ "$v" = A ] || git checkout -- "${touched[@]}"
+    git checkout -- "${touched[@]}"
 done
-git apply bench/queued/FW.patch
+for p in $(patches FS); do git apply "$p"; done
 GTAP_ARCH=sm_90 bash scripts/device-sanitize --build "$out/san"
 git checkout -- "${touched[@]}"
 cp -r target/gtap-baseline "$out/base"
