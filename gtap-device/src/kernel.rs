@@ -210,7 +210,8 @@ mod gpu {
     {
         let region = Region::new(launch);
         arch::init_block_mode(&region);
-        let warp = Warp::current();
+        // Only the block's first warp schedules, and only its threads use this warp's state.
+        let warp = Warp::first_of_block();
         let schedules = arch::thread_index() < arch::WARP_SIZE;
         let mut worker = crate::block::worker::BlockWorker::<Q>::new(schedules.then_some(&warp));
         // Constant-folded, as in `entry`.

@@ -607,27 +607,58 @@ pub fn thread_index() -> u32 {
 /// One value per lane: on the GPU each hardware lane holds its own.
 pub type Lanes<T> = T;
 
-/// The calling thread's warp. Zero-sized: all state is in registers and shared memory.
-pub struct Warp(());
+/// The calling thread's warp. All its state is in registers and shared memory; the one field
+/// says whether it is known to be its block's first warp.
+pub struct Warp {
+    /// Set only by [`Warp::first_of_block`], a constant in each kernel, so LLVM folds it away:
+    /// the block-mode scheduling warp finds its shared state at a constant offset instead of
+    /// reading `%tid.x` at every use (`bench/NOTES.md` entry 98).
+    first_of_block: bool,
+}
 
 impl Warp {
     /// The calling thread's warp.
     #[inline(always)]
     pub fn current() -> Self {
-        Warp(())
+        Warp {
+            first_of_block: false,
+        }
+    }
+
+    /// The calling thread's warp, which the caller knows to be its block's first (a block-mode
+    /// kernel's scheduling warp).
+    #[inline(always)]
+    pub fn first_of_block() -> Self {
+        Warp {
+            first_of_block: true,
+        }
+    }
+
+    /// This warp's index within its block.
+    #[inline(always)]
+    fn index_in_block(&self) -> u32 {
+        if self.first_of_block {
+            0
+        } else {
+            tid() / WARP_SIZE
+        }
     }
 
     /// This warp's global index.
     #[inline(always)]
     pub fn id(&self) -> u32 {
-        warp_index()
+        if self.first_of_block {
+            ctaid() * (ntid() / WARP_SIZE)
+        } else {
+            warp_index()
+        }
     }
 
     /// The warp's shared state.
     #[inline(always)]
     pub fn shared(&self) -> &WarpShared {
         // SAFETY: initialised by `init_block`, alive for the whole kernel.
-        unsafe { &*warp_shared(tid() / WARP_SIZE) }
+        unsafe { &*warp_shared(self.index_in_block()) }
     }
 
     /// The runtime's view of device memory (the block's shared-memory copy).
