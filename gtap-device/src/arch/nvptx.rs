@@ -612,7 +612,7 @@ pub type Lanes<T> = T;
 pub struct Warp {
     /// Set only by [`Warp::first_of_block`], a constant in each kernel, so LLVM folds it away:
     /// the block-mode scheduling warp finds its shared state at a constant offset instead of
-    /// reading `%tid.x` at every use (`bench/NOTES.md` entry 98).
+    /// reading `%tid.x` at every use (`bench/NOTES.md` entries 98 and 99).
     first_of_block: bool,
 }
 
