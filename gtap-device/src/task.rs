@@ -219,17 +219,39 @@ pub(crate) fn check_queue(site: &'static Site, q: i128, num_queues: u32) -> Opti
     if (0..num_queues as i128).contains(&q) {
         Some(q as u32)
     } else {
-        let clamped = q.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
-        let mut f = Failure::at(
-            ErrorCode::InvalidQueue,
-            site,
-            clamped as u64,
-            num_queues as u64,
-        );
-        f.queue = clamped as u32;
-        raise(f);
+        invalid_queue(site, q, num_queues);
         None
     }
+}
+
+/// Reports a `queue(...)` clause's index `q` outside `0..num_queues`. Out of line and cold, as
+/// [`record_too_large`]: the report's text copies take registers that, inlined at a spawn site
+/// in a task's loop, the whole kernel would pay for (`bench/NOTES.md` entry 101: the thread BFS
+/// 17 % faster on an H100). The block-mode spawn keeps its reports inline: out of line they
+/// made the block kernels 2-13 % slower (same entry).
+#[cold]
+#[inline(never)]
+fn invalid_queue(site: &'static Site, q: i128, num_queues: u32) {
+    let clamped = q.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+    let mut f = Failure::at(
+        ErrorCode::InvalidQueue,
+        site,
+        clamped as u64,
+        num_queues as u64,
+    );
+    f.queue = clamped as u32;
+    raise(f);
+}
+
+/// Reports a child of task function `task` whose record (`bytes`, its future's size) does not
+/// fit the launch's task slots (`payload` bytes beside the header). Out of line and cold (see
+/// [`invalid_queue`]).
+#[cold]
+#[inline(never)]
+fn record_too_large(site: &'static Site, task: &'static str, bytes: u64, payload: u64) {
+    let mut f = Failure::at(ErrorCode::RecordTooLarge, site, bytes, payload);
+    f.task = Some(task);
+    raise(f);
 }
 
 /// `task!` in thread-mode code: [`spawn`], for thread-mode task functions that run in `C`, the
@@ -276,14 +298,12 @@ where
         None => false,
     };
     if !fits {
-        let mut f = Failure::at(
-            ErrorCode::RecordTooLarge,
+        record_too_large(
             site,
+            T::INFO.name,
             (core::mem::size_of::<F>().max(core::mem::align_of::<F>())) as u64,
             region.payload_bytes() as u64,
         );
-        f.task = Some(T::INFO.name);
-        raise(f);
         return;
     }
     #[cfg(not(target_arch = "nvptx64"))]
@@ -306,7 +326,7 @@ where
         Some(id) => start_child::<T, F>(&lane, id, q, dst, fut),
         // One call for everything off the common path, as the slow allocation alone was: each
         // call site in a kernel's inlined polls costs registers around it.
-        None => spawn_slow::<T, F>(&lane, site, q, dst, fut),
+        None => spawn_slow::<T, F>(site, q, dst, fut),
     }
 }
 
@@ -329,12 +349,15 @@ where
 
 /// A spawn the warp's stash of ids could not serve: allocation from the ring, fresh or
 /// borrowed ids, else the child inline (or, inside an inline run, the child inline at once).
+/// It finds the calling lane's view itself: a view passed by reference would be stored to
+/// local memory at every spawn site, on the common path too.
 #[inline(never)]
-fn spawn_slow<T, F>(lane: &LaneView, site: &'static Site, q: u32, dst: *mut T::Output, fut: F)
+fn spawn_slow<T, F>(site: &'static Site, q: u32, dst: *mut T::Output, fut: F)
 where
     T: TaskFunction,
     F: Future<Output = T::Output>,
 {
+    let lane = &arch::current_lane();
     // SAFETY: the calling lane owns its context.
     let inline = unsafe { lane.ctx() }.flags & INLINE != 0;
     match if inline { None } else { pool::alloc_slow(lane) } {

@@ -944,8 +944,9 @@ fn invalid_configurations_are_typed_errors_and_a_live_runtime_keeps_working() {
 /// A launch whose kernel keeps fewer blocks resident than the grid laid out for the widest
 /// kernel runs on those (a block that is not resident would start only after the others had
 /// ended the launch), with the same result as on its default grid. In the tests' device code
-/// fib (104 registers) keeps fewer blocks resident than the kernels of 96 registers: a warp
-/// scheduler's register file holds four warps of the one and five of the other.
+/// divide (more than 96 registers) keeps fewer blocks resident than the kernels of 96 registers
+/// or fewer: a warp scheduler's register file holds four warps of the one and five of the
+/// others.
 #[test]
 fn an_explicit_grid_runs_each_kernel_on_the_blocks_it_keeps_resident() {
     let code = &gtap_tests::DEVICE_CODE;
@@ -957,12 +958,13 @@ fn an_explicit_grid_runs_each_kernel_on_the_blocks_it_keeps_resident() {
     let Some(mut default) = gpu(code, Config::new()) else {
         return;
     };
-    let own = default.launch(gtap_tests::fib_kernel, (20,)).unwrap();
-    assert_eq!(own.result, fib::fib_seq(20));
+    // 2^6 leaves of 100 / 4.
+    let own = default.launch(gtap_tests::divide_kernel, (6, 4)).unwrap();
+    assert_eq!(own.result, 1600);
     let widest = default.layout().geometry.blocks;
     assert!(
         own.stats.blocks < widest,
-        "fib keeps {} blocks resident, the widest kernel {widest}: the test needs one that keeps \
+        "divide keeps {} blocks resident, the widest kernel {widest}: the test needs one that keeps \
          fewer",
         own.stats.blocks
     );
@@ -970,8 +972,8 @@ fn an_explicit_grid_runs_each_kernel_on_the_blocks_it_keeps_resident() {
         return;
     };
     assert_eq!(wide.layout().geometry.blocks, widest);
-    let launch = wide.launch(gtap_tests::fib_kernel, (20,)).unwrap();
-    assert_eq!(launch.result, fib::fib_seq(20));
+    let launch = wide.launch(gtap_tests::divide_kernel, (6, 4)).unwrap();
+    assert_eq!(launch.result, 1600);
     assert_eq!(launch.stats.blocks, own.stats.blocks);
 }
 
