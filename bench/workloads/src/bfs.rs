@@ -101,8 +101,9 @@ pub fn bfs_block_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, 
 /// Root kernel of [`bfs`] from `source`; `depth` holds [`INF`] for every vertex. At most 72
 /// registers a thread: 28 warps a multiprocessor instead of 16, for a search that waits on
 /// memory in every lane (`bench/NOTES.md` entries 18 and 31: 64 spilled more once the
-/// scheduler's state stayed in registers, 72 is 6 % faster on the grid graph). No task
-/// waits: `no_taskwait`, as GTaP builds it (`-DGTAP_ASSUME_NO_TASKWAIT`).
+/// scheduler's state stayed in registers, 72 is 6 % faster on the grid graph; entry 101: at 64
+/// after the spawn's reports went out of line, the R-MAT graph 3.9 % faster, the grid 2.0 %
+/// slower). No task waits: `no_taskwait`, as GTaP builds it (`-DGTAP_ASSUME_NO_TASKWAIT`).
 #[gtap::kernel(max_registers = 72, no_taskwait, queues = 1)]
 pub fn bfs_kernel(row: Slice<i32>, col: Slice<i32>, depth: SliceMut<i32>, source: i32) {
     // Every thread runs this, as in GTaP's kernel; all store the same 0.
