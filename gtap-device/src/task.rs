@@ -227,7 +227,7 @@ pub(crate) fn check_queue(site: &'static Site, q: i128, num_queues: u32) -> Opti
 /// Reports a `queue(...)` clause's index `q` outside `0..num_queues`. Out of line and cold, as
 /// [`record_too_large`]: the report's text copies take registers that, inlined at a spawn site
 /// in a task's loop, the whole kernel would pay for (`bench/NOTES.md` entry 101: the thread BFS
-/// 17 % faster on an H100). The block-mode spawn keeps its reports inline: out of line they
+/// 16 % faster on an H100). The block-mode spawn keeps its reports inline: out of line they
 /// made the block kernels 2-13 % slower (same entry).
 #[cold]
 #[inline(never)]
