@@ -90,6 +90,10 @@ pub trait Kernel: 'static {
     /// which the host checks against the runtime's queue count at launch; 0 when the kernel
     /// runs with any count.
     const QUEUES: u32 = 0;
+    /// The most blocks a multiprocessor this kernel's GPU launches use
+    /// (`#[gtap::kernel(max_blocks_per_sm = N)]`); 0 for as many as it keeps resident. The CPU
+    /// executor ignores it.
+    const MAX_BLOCKS_PER_SM: u32 = 0;
     /// Runs the kernel body on the host (the CPU executor calls this).
     #[cfg(not(target_arch = "nvptx64"))]
     fn run_cpu(launch: &LaunchParams, args: Self::Args) -> Self::Output;

@@ -274,6 +274,12 @@ pub fn fib_kernel(n: u32) -> u64 {
     gtap::entry!(fib(n))
 }
 
+/// Root of [`fib`] on at most one block a multiprocessor.
+#[gtap::kernel(max_blocks_per_sm = 1)]
+pub fn fib_one_block_per_sm_kernel(n: u32) -> u64 {
+    gtap::entry!(fib(n))
+}
+
 /// Waits for `flag[0]` to become nonzero, which nothing ever sets: a launch that cannot
 /// finish. The loop checks `gtap::thread::stop_requested`, so the watchdog can stop it.
 #[gtap::function]

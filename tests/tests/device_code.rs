@@ -142,6 +142,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("subsets_kernel", &["subsets"]),
             ("mixed_kernel", &["fill", "mixed_root"]),
             ("fib_kernel", &["fib"]),
+            ("fib_one_block_per_sm_kernel", &["fib"]),
             ("stall_kernel", &["fib", "stall", "wait_for_flag"]),
             ("chain_kernel", &["chain"]),
             ("strands_kernel", &["strand", "strands"]),

@@ -977,6 +977,31 @@ fn an_explicit_grid_runs_each_kernel_on_the_blocks_it_keeps_resident() {
     assert_eq!(launch.stats.blocks, own.stats.blocks);
 }
 
+/// A kernel declared with `max_blocks_per_sm = 1` runs on one block a multiprocessor, where the
+/// same task function's kernel without it runs on every block it keeps resident (a whole
+/// number of blocks a multiprocessor, more than one for fib), with the same result.
+#[test]
+fn a_kernel_capped_at_one_block_a_multiprocessor_runs_on_one() {
+    let code = &gtap_tests::DEVICE_CODE;
+    if std::env::var_os("GTAP_GPU_GRID").is_some() {
+        eprintln!("skipping: GTAP_GPU_GRID sets the default grid");
+        return;
+    }
+    let Some(mut rt) = gpu(code, Config::new()) else {
+        return;
+    };
+    let resident = rt.launch(gtap_tests::fib_kernel, (20,)).unwrap();
+    let capped = rt
+        .launch(gtap_tests::fib_one_block_per_sm_kernel, (20,))
+        .unwrap();
+    assert_eq!(capped.result, fib::fib_seq(20));
+    let (all, one) = (resident.stats.blocks, capped.stats.blocks);
+    assert!(
+        one < all && all % one == 0,
+        "fib ran on {all} blocks, capped at one a multiprocessor on {one}"
+    );
+}
+
 /// Device code of the examples with every module's PTX rewritten by `edit` and no SASS.
 fn edited_code(edit: impl Fn(&str) -> String) -> DeviceCode {
     let DeviceCode::Modules {

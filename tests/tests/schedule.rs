@@ -4,7 +4,7 @@
 use gtap_host::{
     Config, CpuMode, Runtime, ScheduleError, Stats, check_schedules, check_schedules_with,
 };
-use gtap_tests::{same_lane_kernel, shapes_kernel, shapes_seq};
+use gtap_tests::{fib_one_block_per_sm_kernel, same_lane_kernel, shapes_kernel, shapes_seq};
 
 fn run_same_lane(seed: u64, queues: u32) -> u64 {
     let mut rt = Runtime::cpu(
@@ -159,4 +159,15 @@ fn the_same_seed_makes_the_same_child_first_choices() {
     let firsts: Vec<u64> = (0..4).map(run).collect();
     assert_eq!(firsts, (0..4).map(run).collect::<Vec<_>>());
     assert!(firsts.iter().all(|&n| n > 0), "{firsts:?}");
+}
+
+/// The CPU executor ignores a kernel's `max_blocks_per_sm` (a GPU launch's grid): the capped
+/// kernel runs on every simulated block, with fib's result.
+#[test]
+fn a_cap_on_blocks_a_multiprocessor_leaves_the_cpu_executor_alone() {
+    let config = Config::new().grid_size(4);
+    let mut rt = Runtime::cpu(CpuMode::Deterministic { seed: 7 }, &config).unwrap();
+    let launch = rt.launch(fib_one_block_per_sm_kernel, (15,)).unwrap();
+    assert_eq!(launch.result, 610);
+    assert_eq!(launch.stats.blocks, 4);
 }

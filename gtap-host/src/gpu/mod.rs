@@ -98,6 +98,9 @@ pub(crate) struct Gpu {
     options: u32,
     /// Per kernel: the blocks a launch uses and the registers the kernel got.
     kernel_shapes: HashMap<&'static str, KernelShape>,
+    /// The device's multiprocessors (a kernel's `MAX_BLOCKS_PER_SM` caps its grid at this many
+    /// times the cap).
+    sms: u32,
     launches: u32,
     /// The watchdog's period (`None`: off, and launches are waited for by a plain synchronize).
     watchdog: Option<Duration>,
@@ -306,6 +309,7 @@ impl Gpu {
                 OPT_NO_SCRATCH
             },
             kernel_shapes,
+            sms,
             launches: 0,
             watchdog,
             stuck: false,
@@ -376,7 +380,13 @@ impl Gpu {
         // The region's layout with this launch's grid (warps past it simply do not exist) and
         // its kernel's slot stride (no larger than the region's slots).
         let mut layout = self.layout;
-        layout.geometry.blocks = shape.blocks;
+        // A kernel that runs best on fewer blocks than it keeps resident says so
+        // (`#[gtap::kernel(max_blocks_per_sm = N)]`): its grid is at most N blocks for each
+        // multiprocessor.
+        layout.geometry.blocks = match K::MAX_BLOCKS_PER_SM {
+            0 => shape.blocks,
+            cap => shape.blocks.min(self.sms.saturating_mul(cap)),
+        };
         layout.geometry.slot_bytes = shape.slot_bytes;
         let (block, shared, block_shared_bytes, options) = (
             self.block,

@@ -10,7 +10,9 @@
 //!
 //! A block-mode kernel (`#[gtap::kernel(block = N)]`) also sets `Kernel::BLOCK_SIZE = N`, which
 //! the host checks against the runtime's block size at launch; `queues = N` likewise sets
-//! `Kernel::QUEUES = N` (and `entry!` passes `N` to the runtime, see `lower`). `max_registers = R` exports, on
+//! `Kernel::QUEUES = N` (and `entry!` passes `N` to the runtime, see `lower`), and
+//! `max_blocks_per_sm = N` sets `Kernel::MAX_BLOCKS_PER_SM = N`, which the host applies where it
+//! sizes the kernel's grid. `max_registers = R` exports, on
 //! the GPU, the `u32` `__gtap_maxnreg_NAME = R`, from which `gtap-builder` gives the kernel's
 //! PTX entry the directive `.maxnreg R`.
 //!
@@ -46,6 +48,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         diags,
         mode,
         max_registers,
+        max_blocks_per_sm,
         no_taskwait,
         queues,
         ..
@@ -75,8 +78,11 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         &launch,
         &host_body,
         diags.has_errors(),
-        threads,
-        queues,
+        Consts {
+            threads,
+            queues,
+            max_blocks_per_sm,
+        },
     );
     // A block-mode kernel's block size, constant on the GPU.
     let block_size = (threads != 0).then(|| {
@@ -93,15 +99,26 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     quote!(#errors #host #device)
 }
 
+/// The `Kernel` constants the attribute sets (0 where it sets none).
+struct Consts {
+    threads: u32,
+    queues: u32,
+    max_blocks_per_sm: u32,
+}
+
 /// The host's `struct NAME` and its `Kernel` impl.
 fn host(
     sig: &Signature,
     launch: &Ident,
     body: &TokenStream,
     errors: bool,
-    threads: u32,
-    queues: u32,
+    consts: Consts,
 ) -> TokenStream {
+    let Consts {
+        threads,
+        queues,
+        max_blocks_per_sm,
+    } = consts;
     let Signature {
         vis,
         name,
@@ -142,6 +159,7 @@ fn host(
             const NAME: &'static str = #name_str;
             const BLOCK_SIZE: u32 = #threads;
             const QUEUES: u32 = #queues;
+            const MAX_BLOCKS_PER_SM: u32 = #max_blocks_per_sm;
             type Args = #args;
             type Output = #output;
             #(#codegen)*

@@ -34,6 +34,8 @@ pub(crate) struct Lowered {
     pub mode: Mode,
     /// A kernel's `max_registers = R`.
     pub max_registers: Option<u32>,
+    /// A kernel's `max_blocks_per_sm = N`, 0 without it.
+    pub max_blocks_per_sm: u32,
     /// A kernel's `no_taskwait`.
     pub no_taskwait: bool,
     /// A kernel's `queues = N`, 0 without it.
@@ -140,6 +142,7 @@ pub(crate) fn lower_item(
         diags,
         mode,
         max_registers: attr.max_registers,
+        max_blocks_per_sm: attr.max_blocks_per_sm.unwrap_or(0),
         no_taskwait: attr.no_taskwait,
         queues: attr.queues.unwrap_or(0),
         block_param,

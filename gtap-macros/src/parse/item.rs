@@ -66,6 +66,8 @@ pub(crate) struct Attr {
     pub(crate) no_taskwait: bool,
     /// A kernel's `queues = N`: the queue count its schedulers are compiled for.
     pub(crate) queues: Option<u32>,
+    /// A kernel's `max_blocks_per_sm = N`: the most blocks a multiprocessor its launches use.
+    pub(crate) max_blocks_per_sm: Option<u32>,
 }
 
 /// The fewest and the most registers per thread `max_registers` accepts (PTX's `.maxnreg`;
@@ -76,15 +78,20 @@ const REGISTERS: core::ops::RangeInclusive<u32> = 16..=255;
 /// (`gtap_device::abi::MAX_QUEUES`; `entry!` asserts the same bound at compile time).
 const QUEUES: core::ops::RangeInclusive<u32> = 1..=16;
 
+/// The blocks a multiprocessor `max_blocks_per_sm = N` accepts (32 is the most any
+/// architecture gtap builds for keeps resident).
+const BLOCKS_PER_SM: core::ops::RangeInclusive<u32> = 1..=32;
+
 /// Parses the attribute's arguments: nothing (thread mode), `block` (a block-mode task
 /// function); for a kernel, `block = N` (a block-mode kernel of `N` threads per block),
-/// `max_registers = R`, `queues = N` and `no_taskwait`, in any order.
+/// `max_registers = R`, `max_blocks_per_sm = N`, `queues = N` and `no_taskwait`, in any order.
 fn parse_attr(kind: FnKind, attr: TokenStream, diags: &mut Diagnostics) -> Attr {
     let mut out = Attr {
         mode: Mode::Thread,
         max_registers: None,
         no_taskwait: false,
         queues: None,
+        max_blocks_per_sm: None,
     };
     if attr.is_empty() {
         return out;
@@ -94,7 +101,7 @@ fn parse_attr(kind: FnKind, attr: TokenStream, diags: &mut Diagnostics) -> Attr 
             "`#[gtap::function]` takes no argument, or `block` (`#[gtap::function(block)]`) for a block-mode task function"
         }
         FnKind::Kernel => {
-            "`#[gtap::kernel]` takes no argument, `block = N` (`#[gtap::kernel(block = 256)]`) for a block-mode kernel of N threads per block, `max_registers = R` to cap its registers per thread, `queues = N` to compile it for N queues per worker, or `no_taskwait` when none of its tasks waits"
+            "`#[gtap::kernel]` takes no argument, `block = N` (`#[gtap::kernel(block = 256)]`) for a block-mode kernel of N threads per block, `max_registers = R` to cap its registers per thread, `max_blocks_per_sm = N` to cap the blocks a multiprocessor its launches use, `queues = N` to compile it for N queues per worker, or `no_taskwait` when none of its tasks waits"
         }
     };
     let metas = match Punctuated::<syn::Meta, Token![,]>::parse_terminated.parse2(attr.clone()) {
@@ -145,6 +152,16 @@ fn parse_attr(kind: FnKind, attr: TokenStream, diags: &mut Diagnostics) -> Attr 
                     "max_registers",
                     "",
                     "write e.g. `#[gtap::kernel(max_registers = 96)]`",
+                    diags,
+                );
+            }
+            (FnKind::Kernel, syn::Meta::NameValue(nv), Some("max_blocks_per_sm")) => {
+                out.max_blocks_per_sm = literal_in(
+                    &nv.value,
+                    BLOCKS_PER_SM,
+                    "max_blocks_per_sm",
+                    "",
+                    "write e.g. `#[gtap::kernel(max_blocks_per_sm = 4)]`",
                     diags,
                 );
             }
