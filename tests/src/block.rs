@@ -274,6 +274,60 @@ pub fn wide_sum_seq(salt: u32, threads: u32) -> u64 {
     cells[0].to_bits()
 }
 
+/// 1 when, for ranges of 0 to `3 * size() + 5` indices from `start` (in `u32`, whose strides
+/// overflow near its largest value, and in `i64`), [`gtap::Block::for_each`] called every
+/// thread with exactly the indices its doc promises, in that order: `start + thread_index()`,
+/// then every `size()`-th before the range's end. Each thread checks its own calls against
+/// those indices, counted in `u64`.
+#[gtap::function(block)]
+pub fn strided_indices(block: &gtap::Block, start: u32) -> u32 {
+    let (t, s) = (block.thread_index() as u64, block.size());
+    let mut ok = true;
+    for len in [
+        0,
+        1,
+        s - 1,
+        s,
+        s + 1,
+        2 * s - 1,
+        2 * s,
+        2 * s + 1,
+        3 * s + 5,
+    ] {
+        let end = start.saturating_add(len) as u64;
+        let (mut want, mut wanted) = (0u64, 0u32);
+        let mut i = start as u64 + t;
+        while i < end {
+            want = want.wrapping_mul(31).wrapping_add(i);
+            wanted += 1;
+            i += s as u64;
+        }
+        let (mut got, mut calls) = (0u64, 0u32);
+        block.for_each(start..end as u32, |i| {
+            got = got.wrapping_mul(31).wrapping_add(i as u64);
+            calls += 1;
+        });
+        ok &= got == want && calls == wanted;
+        let (mut got, mut calls) = (0u64, 0u32);
+        block.for_each(start as i64..end as i64, |i| {
+            got = got.wrapping_mul(31).wrapping_add(i as u64);
+            calls += 1;
+        });
+        ok &= got == want && calls == wanted;
+    }
+    block.min(ok as u32)
+}
+
+/// Root of [`strided_indices`], on [`WIDE_BLOCK`] threads (seven warps).
+#[gtap::kernel(block = 224)]
+pub fn strided_indices_kernel(start: u32) -> u32 {
+    gtap::entry!(strided_indices(start))
+}
+
+/// Starts for [`strided_indices_kernel`]: 0, an odd one, and one whose ranges end at
+/// `u32::MAX`, where a stride past the end overflows.
+pub const STRIDE_STARTS: [u32; 3] = [0, 1001, u32::MAX - 3 * WIDE_BLOCK - 5];
+
 /// A block-mode task asking for thread-mode scratch memory, which block mode does not have.
 #[gtap::function(block)]
 pub fn wants_scratch(block: &gtap::Block) -> u32 {

@@ -110,6 +110,16 @@ fn a_block_reduction_adds_the_same_pairs_in_the_same_order_as_its_reference() {
 }
 
 #[test]
+fn a_strided_loop_calls_each_thread_with_its_own_indices_in_order() {
+    use gtap_tests::block::{STRIDE_STARTS, WIDE_BLOCK, strided_indices_kernel};
+    let mut rt = deterministic(2, 1, WIDE_BLOCK);
+    for start in STRIDE_STARTS {
+        let got = rt.launch(strided_indices_kernel, (start,)).unwrap();
+        assert_eq!(got.result, 1, "start {start}");
+    }
+}
+
+#[test]
 fn a_wait_reached_by_part_of_the_block_is_a_typed_error_then_the_runtime_runs_on() {
     use gtap_host::{DeviceErrorKind, Error};
     use gtap_tests::block::{BLOCK, helpers_kernel, helpers_seq, partial_wait_kernel};

@@ -152,6 +152,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             ("mixed_joins_kernel", &["mixed_joins"]),
             ("wants_scratch_kernel", &["wants_scratch"]),
             ("wide_sum_kernel", &["wide_sum"]),
+            ("strided_indices_kernel", &["strided_indices"]),
             ("shared_words_kernel", &["shared_words"]),
             ("args_after_waits_kernel", &["args_after_waits"]),
             ("four_after_wait_kernel", &["four_after_wait"]),
@@ -206,6 +207,7 @@ fn fixtures_have_a_module_per_kernel_with_only_its_task_functions() {
             "weigh",
             "factor",
             "weigh_block",
+            "strided_indices",
         ],
     );
 }

@@ -1329,6 +1329,18 @@ fn a_block_reduction_adds_the_same_pairs_in_the_same_order_as_its_reference() {
 }
 
 #[test]
+fn a_strided_loop_calls_each_thread_with_its_own_indices_in_order() {
+    use gtap_tests::block::{STRIDE_STARTS, WIDE_BLOCK, strided_indices_kernel};
+    let Some(mut rt) = block_gpu(&gtap_tests::DEVICE_CODE, WIDE_BLOCK) else {
+        return;
+    };
+    for start in STRIDE_STARTS {
+        let got = rt.launch(strided_indices_kernel, (start,)).unwrap();
+        assert_eq!(got.result, 1, "start {start}");
+    }
+}
+
+#[test]
 fn block_mode_arguments_read_after_waits_are_exact() {
     use gtap_tests::block::{
         BLOCK, args_after_waits_kernel, args_after_waits_seq, four_after_wait_kernel,
