@@ -9,12 +9,11 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use gtap_profile::charts::{FONT, register_font};
+
 use crate::record::{Record, runner};
 
-/// Debian's `fonts-dejavu-core` sans-serif font.
-pub const DEFAULT_FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-
-const FONT: &str = "sans-serif";
+pub use gtap_profile::charts::DEFAULT_FONT;
 
 type Failure = String;
 
@@ -69,15 +68,7 @@ pub fn draw_all(
     stem: &str,
     font: &Path,
 ) -> Result<Vec<PathBuf>, String> {
-    let bytes = std::fs::read(font).map_err(|e| {
-        format!(
-            "cannot read the font {} ({e}); install fonts-dejavu-core or pass --font",
-            font.display()
-        )
-    })?;
-    // plotters keeps registered fonts for the whole program.
-    plotters::style::register_font(FONT, FontStyle::Normal, Box::leak(bytes.into_boxed_slice()))
-        .map_err(|_| format!("{} is not a usable TrueType font", font.display()))?;
+    register_font(font)?;
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut written = Vec::new();
     let path = dir.join(format!("{stem}-compare.png"));

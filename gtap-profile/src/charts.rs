@@ -20,7 +20,8 @@ use crate::profile::{Profile, Track, log_histogram, spread};
 /// Debian's `fonts-dejavu-core` sans-serif font.
 pub const DEFAULT_FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 
-const FONT: &str = "sans-serif";
+/// The family name the charts' text uses: [`register_font`] registers the font under it.
+pub const FONT: &str = "sans-serif";
 const RUN: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
 const IDLE: RGBColor = RGBColor(0xbb, 0xbb, 0xbb);
 const STEAL: RGBColor = RGBColor(0xd6, 0x27, 0x28);
