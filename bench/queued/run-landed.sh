@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# The landed code on a device, for its record: the GPU tests and the examples with its device
-# code, then gtap beside GTaP's runtime, block part (issue 9's rows: the trees, BFS and SpMV in
-# both modes).
+# Queued call 2 of 2, after landing what call 1 (run-variants.sh) showed faster: the landed
+# code's GPU tests and examples with its device code, then the landed code beside GTaP's
+# runtime, block and hot parts (its record).
 #
-#   bash bench/build-pack.sh .device/h     # here
+#   bash bench/build-pack.sh .device/h     # here, at the landed commit
 #   bash bench/queued/run-landed.sh        # on the device, carrying .device/h
 set -uo pipefail
 source bench/device-call.sh .device/h
 gpu_tests 90
 examples
-sbs A "$(cat "$P/commit")" block
+sbs A "$(cat "$P/commit")" block hot
 el done
