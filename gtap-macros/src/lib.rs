@@ -192,12 +192,12 @@ pub fn function(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// tasks waits (GTaP's `GTAP_ASSUME_NO_TASKWAIT`): a task is finished when it returns,
 /// whatever it spawned, its slot is freed at once and no parent is notified, and the launch
 /// ends when no task is left; a `taskwait!` reached in such a launch is the device error
-/// `WaitInNoTaskwaitKernel`. Fire
-/// and forget searches (an asynchronous BFS, a count by atomics) save the joins' memory
-/// traffic and slots. `queues = N` (1 to 16) compiles the kernel for runtimes of `N` queues
-/// per worker (GTaP's `GTAP_NUM_QUEUES`; `Config::num_queues`, 1 by default): its scheduler's
-/// loops over the queues become straight-line code, and the host refuses a launch on a runtime
-/// of another count (`Error::QueueCountMismatch`). Without it the kernel runs with any count.
+/// `WaitInNoTaskwaitKernel`. Fire and forget searches (an asynchronous BFS, a count by
+/// atomics) save the joins' memory traffic and slots. `queues = N` (1 to 16) compiles the
+/// kernel for runtimes of `N` queues per worker (GTaP's `GTAP_NUM_QUEUES`;
+/// `Config::num_queues`, 1 by default): its scheduler's loops over the queues become
+/// straight-line code, and the host refuses a launch on a runtime of another count
+/// (`Error::QueueCountMismatch`). Without it the kernel runs with any count.
 ///
 /// ```rust,ignore
 /// #[gtap::kernel(block = 128, max_registers = 80, queues = 1)]
