@@ -2,6 +2,7 @@
 """Per-source-line totals of an Nsight Compute profile of a gtap kernel.
 
 usage: sass_lines.py PROFILE.sass.csv.gz KERNEL.cubin STEPS [--nvdisasm PATH] [--top N]
+                     [--profiled-cubin PLAIN.cubin | --extract-from BINARY]
 
 PROFILE.sass.csv.gz is what `ncu_prof` (bench/device-call.sh) writes with the SourceCounters
 section: every SASS instruction of the profiled kernel with its execution count and stall
@@ -10,6 +11,13 @@ profiled binary's own): `nvdisasm -g` names the Rust file and line of each instr
 innermost one, for inlined code). STEPS (the launch's steps, from its statistics) turns counts
 into warp instructions a step.
 
+With `--profiled-cubin PLAIN.cubin` (the profiled binary's own module, built without line
+tables) KERNEL.cubin may come from another build of the same code with `GTAP_LINEINFO=1`: the
+two instruction streams are aligned (registers and constants ignored) and each profiled
+instruction takes the line of the one it matches, so the profile need not be of a line-table
+build (which runs 1-2.5 % slower, `bench/NOTES.md` entry 98). The modules of a gtap-bench
+binary are inside it; `--extract-from BINARY` finds the profiled kernel's there.
+
 Prints, per file and per line, the warp instructions a step and the share of stall samples,
 split by how often an instruction runs: `sched` (at most about once a step: the scheduling
 warp alone) against the rest; with `--opcodes`, the scheduling part by SASS opcode as well.
@@ -17,16 +25,20 @@ warp alone) against the rest; with `--opcodes`, the scheduling part by SASS opco
 import argparse
 import collections
 import csv
+import difflib
 import gzip
+import os
 import re
+import struct
 import subprocess
+import tempfile
 
 
-def line_of_each_offset(nvdisasm, cubin, kernel):
-    """{offset: 'file:line'} for the instructions of `kernel`'s own section."""
+def disassemble(nvdisasm, cubin, kernel):
+    """[(offset, instruction, 'file:line')] of `kernel`'s own section ('?' without lines)."""
     text = subprocess.run([nvdisasm, "-g", "-c", cubin], check=True, capture_output=True,
                           text=True).stdout
-    out, here, inside = {}, "?", False
+    out, here, inside = [], "?", False
     for line in text.splitlines():
         if line.startswith("//----"):
             inside = (".text." + kernel + " ") in line + " "
@@ -42,10 +54,60 @@ def line_of_each_offset(nvdisasm, cubin, kernel):
                     break
             here = "%s:%s" % (path, m.group(2))
             continue
-        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/", line)
+        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?);", line)
         if m:
-            out[int(m.group(1), 16)] = here
+            out.append((int(m.group(1), 16), m.group(2).strip(), here))
     return out
+
+
+def line_of_each_offset(nvdisasm, cubin, kernel):
+    """{offset: 'file:line'} for the instructions of `kernel`'s own section."""
+    return {off: here for off, _, here in disassemble(nvdisasm, cubin, kernel)}
+
+
+def carried_lines(nvdisasm, lined, plain, kernel):
+    """{offset in `plain`: 'file:line'} from `lined`, another build of the same code with line
+    tables, by aligning the two instruction streams with registers and constants ignored."""
+    a, b = disassemble(nvdisasm, plain, kernel), disassemble(nvdisasm, lined, kernel)
+
+    def key(text):
+        return re.sub(r"0x[0-9a-f]+|\bU?R\d+\b|\bU?P\d\b", "X", text)
+
+    match = difflib.SequenceMatcher(None, [key(t) for _, t, _ in a], [key(t) for _, t, _ in b],
+                                    autojunk=False)
+    out = {}
+    for block in match.get_matching_blocks():
+        for k in range(block.size):
+            out[a[block.a + k][0]] = b[block.b + k][2]
+    print("note: %d of the profiled build's %d instructions matched the line-table build's" %
+          (len(out), len(a)))
+    return out
+
+
+def extract_cubin(binary, kernel, path):
+    """Writes the sm_90 module holding `kernel` out of a gtap-bench binary (its modules are
+    embedded ELF files) to `path`."""
+    data = open(binary, "rb").read()
+    at = -1
+    while True:
+        at = data.find(b"\x7fELF\x02\x01\x01", at + 1)
+        if at < 0:
+            raise SystemExit("no module with %s in %s" % (kernel, binary))
+        if struct.unpack_from("<H", data, at + 0x12)[0] != 190:  # EM_CUDA
+            continue
+        phoff, shoff = struct.unpack_from("<QQ", data, at + 0x20)
+        phsize, phnum, shsize, shnum = struct.unpack_from("<HHHH", data, at + 0x36)
+        end = max(phoff + phsize * phnum, shoff + shsize * shnum)
+        for k in range(shnum):
+            header = at + shoff + k * shsize
+            kind = struct.unpack_from("<I", data, header + 4)[0]
+            offset, size = struct.unpack_from("<QQ", data, header + 0x18)
+            if kind != 8:  # SHT_NOBITS takes no room in the file
+                end = max(end, offset + size)
+        module = data[at:at + end]
+        if (".text." + kernel).encode() + b"\0" in module:
+            open(path, "wb").write(module)
+            return path
 
 
 def main():
@@ -57,13 +119,24 @@ def main():
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--opcodes", action="store_true",
                     help="also the scheduling part's instructions and samples by opcode")
+    plain = ap.add_mutually_exclusive_group()
+    plain.add_argument("--profiled-cubin",
+                       help="the profiled build's own module, when CUBIN is another build's")
+    plain.add_argument("--extract-from", metavar="BINARY",
+                       help="take the profiled module out of this gtap-bench binary")
     a = ap.parse_args()
     rows = list(csv.reader(gzip.open(a.profile, "rt")))
     kernel = rows[0][1]
     hdr, data = rows[1], rows[2:]
     col = {name: hdr.index(name) for name in
            ("Address", "Source", "Instructions Executed", "Warp Stall Sampling (All Samples)")}
-    lines = line_of_each_offset(a.nvdisasm, a.cubin, kernel)
+    if a.extract_from:
+        a.profiled_cubin = extract_cubin(a.extract_from, kernel,
+                                         os.path.join(tempfile.mkdtemp(), kernel + ".cubin"))
+    if a.profiled_cubin:
+        lines = carried_lines(a.nvdisasm, a.cubin, a.profiled_cubin, kernel)
+    else:
+        lines = line_of_each_offset(a.nvdisasm, a.cubin, kernel)
     base = int(data[0][col["Address"]], 16)
     total = sum(int(r[col["Warp Stall Sampling (All Samples)"]]) for r in data) or 1
     by_line = collections.defaultdict(lambda: [0.0, 0, 0.0, 0])
@@ -87,7 +160,8 @@ def main():
                 acc[2] += per_step
                 acc[3] += samples
     if unmatched:
-        print("note: %d profiled instructions have no line (another build's cubin?)" % unmatched)
+        why = "not matched" if a.profiled_cubin else "another build's cubin?"
+        print("note: %d profiled instructions have no line (%s)" % (unmatched, why))
     by_file = collections.defaultdict(lambda: [0.0, 0, 0.0, 0])
     for where, acc in by_line.items():
         f = by_file[where.rsplit(":", 1)[0]]
