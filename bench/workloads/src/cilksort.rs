@@ -246,8 +246,8 @@ fn halved(v: SliceMut<i32>) -> (SliceMut<i32>, SliceMut<i32>) {
 /// Root kernel of [`cilksort`]: sorts `data` (at most `u32::MAX` values) using `tmp` (as long).
 /// The host passes two distinct buffers that nothing else reaches during the launch. Compiled
 /// for any queue count: `queues = 1` measured no faster (`bench/NOTES.md`). At most 3 blocks a
-/// multiprocessor: 6.8 % faster on an H200 on a grid of 3 blocks a multiprocessor than on the 4
-/// its registers allow (entry 104).
+/// multiprocessor, not the 4 its registers allow: 3.4 % faster capped than uncapped on an H200
+/// (entry 105).
 #[gtap::kernel(max_blocks_per_sm = 3)]
 pub fn cilksort_kernel(data: SliceMut<i32>, tmp: SliceMut<i32>) {
     gtap::entry!(cilksort(data, tmp))
@@ -334,8 +334,8 @@ pub fn cilksort_epaq_kernel(data: SliceMut<i32>, tmp: SliceMut<i32>) {
 }
 
 /// [`cilksort_epaq_kernel`] compiled for 1 queue, as GTaP builds `cilksort_epaq` with
-/// `GTAP_NUM_QUEUES=1`. At most 3 blocks a multiprocessor, as [`cilksort_kernel`] (2.1 to
-/// 2.6 % faster on two H200s).
+/// `GTAP_NUM_QUEUES=1`. At most 3 blocks a multiprocessor, as [`cilksort_kernel`] (2.2 to
+/// 2.6 % faster capped than uncapped on two H200s, entries 104-105).
 #[gtap::kernel(queues = 1, max_blocks_per_sm = 3)]
 pub fn cilksort_epaq_q1_kernel(data: SliceMut<i32>, tmp: SliceMut<i32>) {
     gtap::entry!(cilksort_epaq(data, tmp))
@@ -343,7 +343,7 @@ pub fn cilksort_epaq_q1_kernel(data: SliceMut<i32>, tmp: SliceMut<i32>) {
 
 /// [`cilksort_epaq_kernel`] compiled for 3 queues, as GTaP builds `cilksort_epaq` with
 /// `GTAP_NUM_QUEUES=3`. At most 3 blocks a multiprocessor, as [`cilksort_kernel`] (3.0 to
-/// 3.2 % faster on two H200s).
+/// 3.7 % faster capped than uncapped on two H200s, entries 104-105).
 #[gtap::kernel(queues = 3, max_blocks_per_sm = 3)]
 pub fn cilksort_epaq_q3_kernel(data: SliceMut<i32>, tmp: SliceMut<i32>) {
     gtap::entry!(cilksort_epaq(data, tmp))
