@@ -87,7 +87,8 @@ def carried_lines(nvdisasm, lined, plain, kernel):
 def extract_cubin(binary, kernel, path):
     """Writes the sm_90 module holding `kernel` out of a gtap-bench binary (its modules are
     embedded ELF files) to `path`."""
-    data = open(binary, "rb").read()
+    with open(binary, "rb") as f:
+        data = f.read()
     at = -1
     while True:
         at = data.find(b"\x7fELF\x02\x01\x01", at + 1)
@@ -106,8 +107,9 @@ def extract_cubin(binary, kernel, path):
                 end = max(end, offset + size)
         module = data[at:at + end]
         if (".text." + kernel).encode() + b"\0" in module:
-            open(path, "wb").write(module)
-            return path
+            with open(path, "wb") as f:
+                f.write(module)
+            return
 
 
 def main():
@@ -131,9 +133,11 @@ def main():
     col = {name: hdr.index(name) for name in
            ("Address", "Source", "Instructions Executed", "Warp Stall Sampling (All Samples)")}
     if a.extract_from:
-        a.profiled_cubin = extract_cubin(a.extract_from, kernel,
-                                         os.path.join(tempfile.mkdtemp(), kernel + ".cubin"))
-    if a.profiled_cubin:
+        with tempfile.TemporaryDirectory() as tmp:
+            plain = os.path.join(tmp, kernel + ".cubin")
+            extract_cubin(a.extract_from, kernel, plain)
+            lines = carried_lines(a.nvdisasm, a.cubin, plain, kernel)
+    elif a.profiled_cubin:
         lines = carried_lines(a.nvdisasm, a.cubin, a.profiled_cubin, kernel)
     else:
         lines = line_of_each_offset(a.nvdisasm, a.cubin, kernel)
@@ -160,7 +164,7 @@ def main():
                 acc[2] += per_step
                 acc[3] += samples
     if unmatched:
-        why = "not matched" if a.profiled_cubin else "another build's cubin?"
+        why = "not matched" if a.profiled_cubin or a.extract_from else "another build's cubin?"
         print("note: %d profiled instructions have no line (%s)" % (unmatched, why))
     by_file = collections.defaultdict(lambda: [0.0, 0, 0.0, 0])
     for where, acc in by_line.items():
