@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 38: P2 (P with the odd steps' own counters, no spin at the poll's end) and P232 against A.
+# Session 38: P2 (P with the odd steps' own counters, no wait at the poll's end) and P232 (P2
+# at 32 registers) against A on spmv1m_block, two rounds, then GTaP's block SpMV.
 set -uo pipefail
 source bench/device-call.sh .device/u
 run1() {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 38: P3 (P2 with its own oldest ids claimed while the pollers run a task), P332 (at 32 registers) and P2 against A.
+# Session 38: P3 (P2 with its own oldest ids claimed while the pollers run a task), P332 (P3
+# at 32 registers) and P2 against A on spmv1m_block, two rounds, then GTaP's block SpMV.
 set -uo pipefail
 source bench/device-call.sh .device/v
 run1() {
