@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
 # Queued (after session 38): the pipelined block on an H200 (bench/NOTES.md entry 106). A
 # against P3 (a scheduling warp that does not poll; the next task from the block's claimed ids
-# or its own queue, found while the pollers run a task) and P4 (P3 that may also steal then) on
-# spmv1m_block, two rounds, then GTaP's block SpMV in the same call.
+# or its own queue, found while the pollers run a task) on spmv1m_block, two rounds, then
+# GTaP's block SpMV in the same call.
 #
-#   GTAP_PACK_SAN=none bash bench/build-pack.sh .device/w \
-#       P4=bench/queued/P4.patch P3=bench/queued/P3.patch
-#   GTAP_CALL_S=280 bash bench/queued/run-pipelined.sh    # on the device, carrying .device/w
+#   GTAP_PACK_SAN=none bash bench/build-pack.sh .device/p3 P3=bench/queued/P3.patch
+#   GTAP_CALL_S=280 bash bench/queued/run-pipelined.sh    # on the device, carrying .device/p3
 set -uo pipefail
-source bench/device-call.sh .device/w
+source bench/device-call.sh .device/p3
 for r in 1 2; do
-    for v in A P4 P3; do
+    for v in A P3; do
         [ "$(left)" -gt 70 ] && ab "$v" "r$r" spmv1m_block
     done
 done
