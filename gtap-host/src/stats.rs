@@ -29,7 +29,8 @@ pub struct Stats {
     pub steal_attempts: u64,
     /// Most live tasks any one warp held (sampled every few scheduling steps).
     pub peak_live_per_warp: u32,
-    /// Scheduling steps that ran tasks, over all warps (each runs up to 32 tasks).
+    /// Scheduling steps that ran tasks, over all warps (a warp's runs up to 32 tasks, one a
+    /// lane; a block's one, or in a launch whose tasks never wait up to 16 in turn).
     pub steps: u64,
     /// Share of the warps' clock cycles spent running tasks, finding and publishing batches,
     /// and idle: `[running, scheduling, idle]`, summing to 1 (zeros on the CPU executor,

@@ -159,3 +159,37 @@ fn a_detached_block_launch_drains_newest_first_when_its_slots_run_low() {
     let [nodes, sum] = visit_seq(depth);
     assert_eq!(rt.download(&out).unwrap(), [nodes, sum, nodes * BLOCK]);
 }
+
+/// A block of a detached launch runs the ids it claimed several a step (one find, verdict and
+/// settle for them all), in the same oldest-first order; a joining launch's block runs one task
+/// a step.
+#[test]
+fn a_detached_block_launch_runs_several_claimed_tasks_a_step() {
+    let config = Config::new()
+        .block_mode()
+        .block_size(BLOCK)
+        .grid_size(1)
+        .num_queues(1);
+    for seed in [1, 2] {
+        let mut rt = Runtime::cpu(CpuMode::Deterministic { seed }, &config).unwrap();
+        let n = 40;
+        let mut out = rt.alloc_filled(1 + n as usize, 0u32).unwrap();
+        let detached = rt
+            .launch(rank_detached_kernel, (n, out.slice_mut()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let ranks: Vec<u32> = rt.download(&out).unwrap()[1..]
+            .iter()
+            .map(|r| r - 1)
+            .collect();
+        assert_eq!(ranks, expected_ranks(n, true), "seed {seed}");
+        let s = &detached.stats;
+        assert_eq!(s.tasks_polled, u64::from(n) + 1, "seed {seed}");
+        // The root and its kept first child alone, then the other 39 claimed in a few takes.
+        assert!(s.steps * 4 <= s.tasks_polled, "seed {seed}: {s:?}");
+        let mut out = rt.alloc_filled(1 + n as usize, 0u32).unwrap();
+        let joined = rt
+            .launch(rank_joined_kernel, (n, out.slice_mut()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(joined.stats.steps, joined.stats.tasks_polled, "seed {seed}");
+    }
+}

@@ -50,14 +50,20 @@
 //!    the id into the block's shared state. Block barrier. Every thread reads the id. In a
 //!    launch whose tasks never wait (`no_taskwait`) a refill claims up to
 //!    [`BLOCK_CLAIM`](crate::queue::BLOCK_CLAIM) ids at once, oldest first, from its own queue
-//!    or a victim's, and the block runs them one a step, oldest first (see "Oldest first" in
-//!    [`crate::queue`]: an asynchronous BFS re-visits far less in that order).
-//! 2. **Poll.** Every thread polls its own frame once. Spawns allocate from the block's pool
+//!    or a victim's, and the block runs them oldest first (see "Oldest first" in
+//!    [`crate::queue`]: an asynchronous BFS re-visits far less in that order), up to
+//!    [`STEP_TASKS`](worker::STEP_TASKS) of them a step: the leader writes them all, the
+//!    first where a joining launch's one task goes, the others after it.
+//! 2. **Poll.** Every thread polls its own frame once; in a detached launch it then polls the
+//!    step's next task, after a block barrier (the tasks' helpers share the block's shared
+//!    memory), until the step's tasks are done. Spawns allocate from the block's pool
 //!    stash and stage on the block's queues with the shared-memory atomics of thread mode
 //!    (`atom.*.cta` reach every warp of a block). Each thread adds the children it spawned to
 //!    the block's sum and counts itself as returned or suspended. Nothing in a poll fences.
 //! 3. **Verdict.** Block barrier. The other warps go on to the next step's first barrier; the
-//!    scheduling warp's leader (thread 0) checks the collective wait and decides: finished
+//!    scheduling warp's leader (thread 0) checks the collective wait (in a detached launch
+//!    once for all the step's tasks: every thread returned from each, or the launch fails, as
+//!    a wait there is an error) and decides: finished
 //!    (every thread returned, no children outstanding), completing (every thread returned,
 //!    children outstanding: the implicit wait of [`crate::join`]), suspended (every thread at
 //!    the same wait; `pending` = the sum, stored relaxed in the header as in thread mode), poll
@@ -80,8 +86,12 @@
 //!    its step neither folds nor fences, and it decrements its parent with a relaxed reduction
 //!    (see "Owed decrements" in [`crate::join`]).
 //!
-//! So a step costs two block barriers, plus those of the helpers the task calls, and at most
-//! one release fence, the scheduling warp's.
+//! So a step costs two block barriers, one more between two tasks of a detached launch's step,
+//! plus those of the helpers the tasks call, and at most one release fence, the scheduling
+//! warp's. A detached launch's step runs up to [`STEP_TASKS`](worker::STEP_TASKS) tasks for one
+//! find, verdict, fold and settle: the scheduling warp's serial part, which the other warps
+//! wait for, is paid once for them all (the block SpMV runs 12 % faster with 16 a step than
+//! with one, `bench/NOTES.md` entry 107).
 //!
 //! **Ordering.** Only the scheduling warp fences, as in a CUTLASS-style semaphore (barrier, then
 //! one thread's release). A block barrier (`bar.sync`) synchronizes its threads, and in the
@@ -128,10 +138,11 @@ pub use token::{Block, SharedMem, SharedWord, StrideIndex};
 /// [`crate::abi::block_mode_shared_bytes`]).
 #[repr(C)]
 pub struct BlockShared {
-    /// The task the block runs this step, [`worker::IDLE`] or [`worker::STOP`]; two slots
-    /// used alternately by step parity, so that the scheduling warp can write the next step's
-    /// while slow threads still read this one's.
-    pub(crate) task: [LocalU32; 2],
+    /// The tasks the block runs this step, in order: the first is a task, [`worker::IDLE`] or
+    /// [`worker::STOP`]; the others (a detached launch's, see [`worker::STEP_TASKS`]) end at
+    /// the first `IDLE`. Two sets used alternately by step parity, so that the scheduling warp
+    /// can write the next step's while slow threads still read this one's.
+    pub(crate) tasks: [[LocalU32; worker::STEP_TASKS as usize]; 2],
     /// Children the block's threads spawned in the current poll.
     pub(crate) spawned: LocalU32,
     /// Threads whose poll returned.
@@ -152,7 +163,8 @@ impl BlockShared {
     /// The state of a block at kernel start.
     pub const fn new() -> Self {
         Self {
-            task: [const { LocalU32::new(worker::IDLE) }; 2],
+            tasks: [const { [const { LocalU32::new(worker::IDLE) }; worker::STEP_TASKS as usize] };
+                2],
             spawned: LocalU32::new(0),
             returned: LocalU32::new(0),
             suspended: LocalU32::new(0),

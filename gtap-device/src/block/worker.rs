@@ -16,10 +16,16 @@ use crate::trace;
 
 use super::{BlockShared, record, task};
 
-/// [`BlockShared::task`]: nothing to run this step.
+/// [`BlockShared::tasks`]: nothing to run this step (first), no further task (others).
 pub(crate) const IDLE: u32 = NONE;
-/// [`BlockShared::task`]: the launch is over.
+/// [`BlockShared::tasks`]: the launch is over.
 pub(crate) const STOP: u32 = NONE - 1;
+
+/// The most claimed ids a block runs in one step of a detached launch, one after another with
+/// a block barrier between them: one find, verdict and settle serve them all (see the
+/// [module docs](super)). A joining launch runs one task a step. 16 measured best of 2 to 32
+/// (`bench/NOTES.md` entry 107): with 32 the R-MAT BFS re-visits more.
+pub(crate) const STEP_TASKS: u32 = 16;
 
 // Thread 0's verdicts on a poll of the block's task, as the event trace records them (see
 // `BlockPollEnd` for each).
@@ -117,7 +123,8 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
             // block barrier) made ptxas spill 140 bytes of the block SpMV instead of 20, some
             // of them around its poll (`bench/NOTES.md` entry 74).
             let start = arch::clock();
-            let task = find::<QUEUES, DETACH>(s);
+            let tasks = &shared.tasks[slot];
+            let task = find::<QUEUES, DETACH>(s, tasks);
             if task == IDLE || task == STOP {
                 let searched = arch::clock().wrapping_sub(start);
                 s.count(|st| st.cycles_idle += searched);
@@ -127,12 +134,13 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
             }
             // The lowest live lane, not lane 0: on the GPU thread 0 exits when its task panics,
             // and the block must still see the `STOP` that ends the aborting launch.
-            s.warp().leader_only(|| shared.task[slot].store(task));
+            s.warp().leader_only(|| tasks[0].store(task));
         }
         // Orders a steal's acquire (thread 0's fence in the claim) before every thread's reads
         // of the stolen record (see "Ordering" in the module docs).
         arch::block_barrier();
-        let task = shared.task[slot].load();
+        let tasks = &shared.tasks[slot];
+        let task = tasks[0].load();
         if task == STOP {
             return Step::Stopped;
         }
@@ -146,28 +154,38 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
                 st.cycles_running = st.cycles_running.wrapping_sub(polls);
             });
         }
-        if !arch::block_thread_retired() && !poll::<R>(task, shared) {
-            // The task panicked on this thread (the launch is aborting): as a GPU thread exits
-            // in the panic handler, this one takes no further part (on the GPU both calls
-            // compile to nothing).
-            arch::retire_block_thread();
+        // In a detached launch the step's further tasks follow, each after a barrier: a task's
+        // helpers reuse the block's shared memory only once every thread is done with the task
+        // before. One call site for the poll keeps one copy of the tasks' code.
+        let (mut ran, mut next) = (0, task);
+        loop {
+            poll_once::<R>(next, shared);
+            ran += 1;
+            if !DETACH || ran == STEP_TASKS {
+                break;
+            }
+            next = tasks[ran as usize].load();
+            if next == IDLE {
+                break;
+            }
+            arch::block_barrier();
         }
-        // Orders every thread's writes of the poll before the scheduling warp's release fence
+        // Orders every thread's writes of the polls before the scheduling warp's release fence
         // in the fold (see "Ordering" in the module docs).
         arch::block_barrier();
         if let Some(s) = &mut self.scheduler {
             let timed = s.at_stop_check();
             let ended = if timed { arch::clock() } else { 0 };
             let warp = s.warp();
-            let verdict = warp.leader(|| judge::<QUEUES, DETACH>(task, shared, view.threads));
+            let verdict = warp.leader(|| judge::<QUEUES, DETACH>(task, shared, view.threads * ran));
             // The step's second test of the trace, after the poll: nothing of it (not even the
             // task's queue) is held in a register across the poll.
             if warp.region().traced() {
                 trace::after_block_poll(warp, verdict);
             }
-            settle::<QUEUES, DETACH>(s, task, verdict);
+            settle::<QUEUES, DETACH>(s, task, ran, verdict);
             s.count(|st| {
-                st.tasks += 1;
+                st.tasks += ran as u64;
                 st.steps += 1;
                 if timed {
                     let now = arch::clock();
@@ -182,8 +200,13 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
     }
 }
 
-/// Scheduling warp: the next task (or [`IDLE`], [`STOP`]).
-fn find<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>) -> u32 {
+/// Scheduling warp: the step's first task (or [`IDLE`], [`STOP`]), which the caller publishes
+/// in `tasks[0]`; in a detached launch the leader writes the step's further ones in `tasks`,
+/// ending with [`IDLE`] where they are fewer than [`STEP_TASKS`].
+fn find<const Q: u32, const DETACH: bool>(
+    s: &mut Worker<'_, 1, Q>,
+    tasks: &[crate::arch::LocalU32; STEP_TASKS as usize],
+) -> u32 {
     let warp = s.warp();
     let region = warp.region();
     s.steps = s.steps.wrapping_add(1);
@@ -211,12 +234,23 @@ fn find<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>) -> u32 {
         return IDLE;
     }
     // A batch of one, or in a detached launch the ids a claim took, run from the last lane down
-    // (the oldest there: see "Oldest first" in the `queue` module docs). An id on a lane that
+    // (the oldest there: see "Oldest first" in the `queue` module docs), up to `STEP_TASKS` a
+    // step (one with the trace on: it records a step as one task's run). An id on a lane that
     // retired after a panic reads as `IDLE` until the aborting launch's next stop check, as
-    // the leader's own lane 0 value does below.
+    // the leader's own lane 0 value does below; the step then runs none of its later ids.
     let task = if DETACH {
-        s.batch.len -= 1;
-        warp.at(s.batch.ids, s.batch.len)
+        let most = if region.traced() { 1 } else { STEP_TASKS };
+        let n = s.batch.len.min(most);
+        s.batch.len -= n;
+        let top = s.batch.len + n - 1;
+        for i in 1..n {
+            let id = warp.at(s.batch.ids, top - i);
+            warp.leader_only(|| tasks[i as usize].store(id));
+        }
+        if n < STEP_TASKS {
+            warp.leader_only(|| tasks[n as usize].store(IDLE));
+        }
+        warp.at(s.batch.ids, top)
     } else {
         s.batch.len = 0;
         warp.leader(|| first(s.batch.ids))
@@ -237,6 +271,16 @@ fn first(ids: crate::arch::Lanes<u32>) -> u32 {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         ids[0]
+    }
+}
+
+/// Every thread that has not retired: [`poll`]s `task`, and retires if it panicked (the launch
+/// is aborting): as a GPU thread exits in the panic handler, this one takes no further part (on
+/// the GPU both calls compile to nothing).
+#[inline(always)]
+fn poll_once<R: BlockTask>(task: u32, shared: &BlockShared) {
+    if !arch::block_thread_retired() && !poll::<R>(task, shared) {
+        arch::retire_block_thread();
     }
 }
 
@@ -290,10 +334,11 @@ fn poll<R: BlockTask>(task: u32, shared: &BlockShared) -> bool {
 }
 
 /// The scheduling warp's leader (thread 0), after the poll's barrier: decides what happens to
-/// `task` (the collective-wait check) and resets the counters for the next poll, which starts
-/// after the next step's barrier. `DETACH`: a `no_taskwait` launch. In a joining launch it
-/// also says whether the task's children are siblings the block will hold (see "Owed
-/// decrements" in `crate::join`).
+/// `task` (the collective-wait check; in a detached launch to all the step's tasks, `threads`
+/// then counting every thread's polls of them) and resets the counters for the next poll,
+/// which starts after the next step's barrier. `DETACH`: a `no_taskwait` launch. In a joining
+/// launch it also says whether the task's children are siblings the block will hold (see
+/// "Owed decrements" in `crate::join`).
 fn judge<const Q: u32, const DETACH: bool>(task: u32, shared: &BlockShared, threads: u32) -> u32 {
     let lane = arch::current_block_lane();
     let region = lane.region();
@@ -426,8 +471,14 @@ static UNKNOWN_WAIT: crate::task::Site = crate::task::Site {
 
 /// Scheduling warp, after the verdict: fold what the step staged (keeping one task for the next
 /// step), free a finished task and notify its parent, restock the pool. A task to poll again
-/// (a wait without children) is the next step's task.
-fn settle<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>, task: u32, verdict: u32) {
+/// (a wait without children) is the next step's task. In a detached launch the step ran `ran`
+/// tasks, the batch's lanes `len..len + ran` (after the find), all finished or all dropped.
+fn settle<const Q: u32, const DETACH: bool>(
+    s: &mut Worker<'_, 1, Q>,
+    task: u32,
+    ran: u32,
+    verdict: u32,
+) {
     let warp = s.warp();
     let region = warp.region();
     if verdict == POLL_AGAIN {
@@ -442,17 +493,20 @@ fn settle<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>, task: u32,
     } else {
         0
     };
-    let done = warp.lanes(|lane| {
-        if lane == 0 && finished {
+    let first = s.batch.len;
+    let done = warp.each(s.batch.ids, |lane, id| {
+        if detached && lane >= first && lane < first + ran {
+            // The step's tasks, all finished: nobody to notify (see "Kernels without waits" in
+            // `crate::scheduler`).
+            Done {
+                task: id,
+                parent: join::DETACHED,
+            }
+        } else if lane == 0 && finished && !DETACH {
             Done {
                 task,
-                parent: if detached {
-                    // Nobody to notify (see "Kernels without waits" in `crate::scheduler`).
-                    join::DETACHED
-                } else {
-                    // SAFETY: the finished task's header is the block's until it is freed below.
-                    unsafe { (*region.header(task)).parent }
-                },
+                // SAFETY: the finished task's header is the block's until it is freed below.
+                parent: unsafe { (*region.header(task)).parent },
             }
         } else {
             Done::NOTHING
@@ -485,7 +539,7 @@ fn settle<const Q: u32, const DETACH: bool>(s: &mut Worker<'_, 1, Q>, task: u32,
         warp.sync();
         // After the barrier: every lane has read the flag and the pair's parent.
         if detached {
-            s.owed += 1;
+            s.owed += ran;
         } else if pair {
             // The parent resumes here, on the only queue, with no read of its header.
             warp.leader_only(|| warp.shared().pair_parent.store(NONE));
