@@ -162,7 +162,8 @@ fn a_detached_block_launch_drains_newest_first_when_its_slots_run_low() {
 
 /// A block of a detached launch runs the ids it claimed several a step (one find, verdict and
 /// settle for them all), in the same oldest-first order; a joining launch's block runs one task
-/// a step.
+/// a step, and so does a detached one whose warps have under 128 task slots (a step frees its
+/// tasks' slots only at its end).
 #[test]
 fn a_detached_block_launch_runs_several_claimed_tasks_a_step() {
     let config = Config::new()
@@ -191,5 +192,14 @@ fn a_detached_block_launch_runs_several_claimed_tasks_a_step() {
             .launch(rank_joined_kernel, (n, out.slice_mut()))
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(joined.stats.steps, joined.stats.tasks_polled, "seed {seed}");
+        let small = config.clone().max_tasks_per_warp(100);
+        let mut rt = Runtime::cpu(CpuMode::Deterministic { seed }, &small).unwrap();
+        let mut out = rt.alloc_filled(1 + n as usize, 0u32).unwrap();
+        let detached = rt
+            .launch(rank_detached_kernel, (n, out.slice_mut()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let s = &detached.stats;
+        assert_eq!(s.slots_per_warp, 100, "seed {seed}");
+        assert_eq!(s.steps, s.tasks_polled, "seed {seed}: {s:?}");
     }
 }

@@ -502,15 +502,6 @@ pub fn block_barrier() {
     unsafe { &*b.baton }.barrier(b.member, crate::cpu::baton::SCHEDULER);
 }
 
-/// [`block_barrier`] that also tells every thread whether any thread of the block arrived with
-/// `pred` set.
-#[inline]
-pub fn block_barrier_any(pred: bool) -> bool {
-    let b = block_thread();
-    // SAFETY: as in `block_barrier`.
-    unsafe { &*b.baton }.barrier_any(b.member, crate::cpu::baton::SCHEDULER, pred)
-}
-
 /// The helpers' barrier: a simulated barrier of its own, as on the GPU.
 #[inline]
 pub fn user_barrier() {

@@ -22,11 +22,11 @@
 //!   found in shared memory from the thread index; on the CPU a thread-local points to it.
 //! * Thread identity for user code ([`lane_index`], [`warp_index`], [`block_index`]).
 //! * Block mode ([`crate::block`]): [`BlockView`] (the block's shared state, exchange cells and
-//!   lent shared memory, and the thread's index), [`block_barrier`] (the scheduler's;
-//!   [`block_barrier_any`] also reduces a predicate), [`user_barrier`] (the helpers';
-//!   [`user_warp_barrier`] for their rounds inside the first warp), [`current_block_lane`]. On
-//!   the GPU they are shared memory and `barrier.sync` (`barrier.red`); in the CPU executor a
-//!   simulated block of OS threads whose barriers pass a baton ([`crate::cpu`]).
+//!   lent shared memory, and the thread's index), [`block_barrier`] (the scheduler's),
+//!   [`user_barrier`] (the helpers'; [`user_warp_barrier`] for their rounds inside the first
+//!   warp), [`current_block_lane`]. On the GPU they are shared memory
+//!   and `barrier.sync`; in the CPU executor a simulated block of OS threads whose barriers pass a
+//!   baton ([`crate::cpu`]).
 
 #[cfg(target_arch = "nvptx64")]
 mod nvptx;

@@ -515,19 +515,6 @@ pub fn block_barrier() {
     unsafe { asm!("barrier.sync 0;") };
 }
 
-/// [`block_barrier`] that also tells every thread whether any thread of the block arrived with
-/// `pred` set (`bar.red.or` on the same barrier).
-#[inline(always)]
-pub fn block_barrier_any(pred: bool) -> bool {
-    let r: u32;
-    // SAFETY: as in `block_barrier`; every thread of the block executes this reduction at the
-    // same point of its step.
-    unsafe {
-        asm!("{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; barrier.red.or.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}", r = out(reg32) r, v = in(reg32) pred as u32)
-    };
-    r != 0
-}
-
 /// A block-mode thread whose task panicked: on the GPU it has exited in the panic handler
 /// already, so this is never reached.
 #[inline(always)]

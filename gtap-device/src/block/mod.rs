@@ -52,13 +52,12 @@
 //!    [`BLOCK_CLAIM`](crate::queue::BLOCK_CLAIM) ids at once, oldest first, from its own queue
 //!    or a victim's, and the block runs them oldest first (see "Oldest first" in
 //!    [`crate::queue`]: an asynchronous BFS re-visits far less in that order), up to
-//!    [`STEP_TASKS`](worker::STEP_TASKS) of them a step: the leader writes them all, the
-//!    first where a joining launch's one task goes, the others after it.
+//!    [`STEP_TASKS`](worker::STEP_TASKS) of them a step (fewer in a small pool: the step's
+//!    finished tasks keep their slots until its settle): the leader writes them all, the first
+//!    where a joining launch's one task goes, the others after it.
 //! 2. **Poll.** Every thread polls its own frame once; in a detached launch it then polls the
 //!    step's next task, after a block barrier (the tasks' helpers share the block's shared
-//!    memory), until the step's tasks are done or one of them spawned: the barrier reduces
-//!    whether any thread spawned, so every thread stops alike, and a step holds no more tasks
-//!    live than a step of its spawning task alone would. Spawns allocate from the block's pool
+//!    memory), until the step's tasks are done. Spawns allocate from the block's pool
 //!    stash and stage on the block's queues with the shared-memory atomics of thread mode
 //!    (`atom.*.cta` reach every warp of a block). Each thread adds the children it spawned to
 //!    the block's sum and counts itself as returned or suspended. Nothing in a poll fences.

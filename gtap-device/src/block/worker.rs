@@ -27,6 +27,13 @@ pub(crate) const STOP: u32 = NONE - 1;
 /// (`bench/NOTES.md` entry 107): with 32 the R-MAT BFS re-visits more.
 pub(crate) const STEP_TASKS: u32 = 16;
 
+/// Task slots of a block's pool per task its steps may run beyond the first: a step's finished
+/// tasks keep their slots until its settle, so it holds up to `tasks - 1` slots more than steps
+/// of one task would, and a block-mode spawn that finds no slot fails the launch. With at most
+/// one more task per this many slots that excess stays under 1 % of the block's slots (a pool
+/// of fewer than this many slots a warp runs one task a step).
+const SLOTS_PER_STEP_TASK: u32 = 128;
+
 // Thread 0's verdicts on a poll of the block's task, as the event trace records them (see
 // `BlockPollEnd` for each).
 const FINISHED: u32 = BlockPollEnd::Finished as u32;
@@ -154,24 +161,21 @@ impl<'w, const QUEUES: u32> BlockWorker<'w, QUEUES> {
                 st.cycles_running = st.cycles_running.wrapping_sub(polls);
             });
         }
-        // In a detached launch the step's further tasks follow, each after a barrier (a task's
+        // In a detached launch the step's further tasks follow, each after a barrier: a task's
         // helpers reuse the block's shared memory only once every thread is done with the task
-        // before), until a task spawns: the step's finished tasks keep their slots until its
-        // settle, so a step holds no more tasks live than one that ran only its spawning task
-        // (a block-mode spawn that finds no slot fails the launch). The barrier's reduction
-        // tells every thread alike whether any spawned. One call site for the poll keeps one
-        // copy of the tasks' code.
+        // before. One call site for the poll keeps one copy of the tasks' code.
         let (mut ran, mut next) = (0, task);
         loop {
-            let spawned = poll_once::<R>(next, shared);
+            poll_once::<R>(next, shared);
             ran += 1;
             if !DETACH || ran == STEP_TASKS {
                 break;
             }
             next = tasks[ran as usize].load();
-            if next == IDLE || arch::block_barrier_any(spawned) {
+            if next == IDLE {
                 break;
             }
+            arch::block_barrier();
         }
         // Orders every thread's writes of the polls before the scheduling warp's release fence
         // in the fold (see "Ordering" in the module docs).
@@ -238,15 +242,18 @@ fn find<const Q: u32, const DETACH: bool>(
     }
     // A batch of one, or in a detached launch the ids a claim took, run from the last lane down
     // (the oldest there: see "Oldest first" in the `queue` module docs), up to `STEP_TASKS` a
-    // step (one with the trace on: it records a step as one task's run). The find takes the
-    // first from the batch, the settle those the step ran after it. An id on a lane that
+    // step (one with the trace on: it records a step as one task's run). An id on a lane that
     // retired after a panic reads as `IDLE` until the aborting launch's next stop check, as
     // the leader's own lane 0 value does below; the step then runs none of its later ids.
     let task = if DETACH {
-        let most = if region.traced() { 1 } else { STEP_TASKS };
+        let most = if region.traced() {
+            1
+        } else {
+            STEP_TASKS.min(1 + region.slots_per_warp / SLOTS_PER_STEP_TASK)
+        };
         let n = s.batch.len.min(most);
-        s.batch.len -= 1;
-        let top = s.batch.len;
+        s.batch.len -= n;
+        let top = s.batch.len + n - 1;
         for i in 1..n {
             let id = warp.at(s.batch.ids, top - i);
             warp.leader_only(|| tasks[i as usize].store(id));
@@ -280,23 +287,18 @@ fn first(ids: crate::arch::Lanes<u32>) -> u32 {
 
 /// Every thread that has not retired: [`poll`]s `task`, and retires if it panicked (the launch
 /// is aborting): as a GPU thread exits in the panic handler, this one takes no further part (on
-/// the GPU both calls compile to nothing). Returns whether this thread spawned.
+/// the GPU both calls compile to nothing).
 #[inline(always)]
-fn poll_once<R: BlockTask>(task: u32, shared: &BlockShared) -> bool {
-    if arch::block_thread_retired() {
-        return false;
-    }
-    poll::<R>(task, shared).unwrap_or_else(|| {
+fn poll_once<R: BlockTask>(task: u32, shared: &BlockShared) {
+    if !arch::block_thread_retired() && !poll::<R>(task, shared) {
         arch::retire_block_thread();
-        false
-    })
+    }
 }
 
-/// Every thread: polls its frame of `task` once and counts how it ended. Returns whether this
-/// thread spawned, or `None` when the task panicked (only on the CPU: a GPU thread exits in the
-/// panic handler).
+/// Every thread: polls its frame of `task` once and counts how it ended. Returns `false` when
+/// the task panicked (only on the CPU: a GPU thread exits in the panic handler).
 #[inline(always)]
-fn poll<R: BlockTask>(task: u32, shared: &BlockShared) -> Option<bool> {
+fn poll<R: BlockTask>(task: u32, shared: &BlockShared) -> bool {
     let lane = arch::current_block_lane();
     let region = lane.region();
     // SAFETY: the calling thread owns its context.
@@ -321,8 +323,7 @@ fn poll<R: BlockTask>(task: u32, shared: &BlockShared) -> Option<bool> {
     });
     // SAFETY: as above.
     let ctx = unsafe { lane.ctx() };
-    let spawned = ctx.spawned > 0;
-    if spawned {
+    if ctx.spawned > 0 {
         shared.spawned.fetch_add(ctx.spawned);
     }
     match outcome {
@@ -340,7 +341,7 @@ fn poll<R: BlockTask>(task: u32, shared: &BlockShared) -> Option<bool> {
         None => {}
     }
     ctx.task = NONE;
-    outcome.map(|_| spawned)
+    outcome.is_some()
 }
 
 /// The scheduling warp's leader (thread 0), after the poll's barrier: decides what happens to
@@ -482,18 +483,13 @@ static UNKNOWN_WAIT: crate::task::Site = crate::task::Site {
 /// Scheduling warp, after the verdict: fold what the step staged (keeping one task for the next
 /// step), free a finished task and notify its parent, restock the pool. A task to poll again
 /// (a wait without children) is the next step's task. In a detached launch the step ran `ran`
-/// tasks, the batch's lanes `len + 1 - ran..=len` (the find took the first, on lane `len`),
-/// all finished or all dropped: the batch gives them up here.
+/// tasks, the batch's lanes `len..len + ran` (after the find), all finished or all dropped.
 fn settle<const Q: u32, const DETACH: bool>(
     s: &mut Worker<'_, 1, Q>,
     task: u32,
     ran: u32,
     verdict: u32,
 ) {
-    let first = if DETACH { s.batch.len + 1 - ran } else { 0 };
-    if DETACH {
-        s.batch.len = first;
-    }
     let warp = s.warp();
     let region = warp.region();
     if verdict == POLL_AGAIN {
@@ -508,6 +504,7 @@ fn settle<const Q: u32, const DETACH: bool>(
     } else {
         0
     };
+    let first = s.batch.len;
     let done = warp.each(s.batch.ids, |lane, id| {
         if detached && lane >= first && lane < first + ran {
             // The step's tasks, all finished: nobody to notify (see "Kernels without waits" in

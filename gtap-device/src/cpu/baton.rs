@@ -43,11 +43,6 @@ struct State {
     retired: Vec<bool>,
     /// Per block and barrier: members arrived.
     arrived: Vec<[u32; 2]>,
-    /// Per block and barrier: whether any member arrived with its predicate set
-    /// ([`Baton::barrier_any`]).
-    any: Vec<[bool; 2]>,
-    /// Per member: the `any` of the last barrier that released it.
-    released_any: Vec<bool>,
     /// The members' OS threads, to wake the next holder.
     threads: Vec<Option<Thread>>,
     /// Picks the next holder at random (deterministic mode); `None`: round robin.
@@ -73,8 +68,6 @@ impl Baton {
                 done: std::vec![false; n],
                 retired: std::vec![false; n],
                 arrived: std::vec![[0; 2]; blocks],
-                any: std::vec![[false; 2]; blocks],
-                released_any: std::vec![false; n],
                 threads: std::vec![None; n],
                 rng: seed.map(XorShift64::new),
             }),
@@ -119,22 +112,14 @@ impl Baton {
     /// baton on and waits until every member of its block that the barrier waits for has
     /// arrived and the baton is back.
     pub(crate) fn barrier(&self, m: usize, id: usize) {
-        self.barrier_any(m, id, false);
-    }
-
-    /// [`Baton::barrier`] that also reduces: whether any member of the block arrived with
-    /// `pred` set, the same answer for every member it releases (the GPU's `bar.red.or`).
-    pub(crate) fn barrier_any(&self, m: usize, id: usize, pred: bool) -> bool {
         let mut st = self.lock();
         let block = m / self.threads_per_block;
-        st.any[block][id] |= pred;
         st.waiting[m] = Some(id);
         st.arrived[block][id] += 1;
         self.release(&mut st, block, id);
         self.pass(&mut st, m);
         drop(st);
         self.wait_turn(m);
-        self.lock().released_any[m]
     }
 
     /// Member `m` ends: hands the baton on for good. Its block's barriers stop waiting for it.
@@ -165,11 +150,9 @@ impl Baton {
             return;
         }
         st.arrived[block][id] = 0;
-        let any = std::mem::take(&mut st.any[block][id]);
         for i in members {
             if st.waiting[i] == Some(id) {
                 st.waiting[i] = None;
-                st.released_any[i] = any;
             }
         }
     }
@@ -320,37 +303,5 @@ mod tests {
             (8..16).any(|s| order(s) != order(7)),
             "every seed gave one order"
         );
-    }
-
-    /// A reducing barrier gives every member the same answer: whether any arrived with its
-    /// predicate set, this barrier only.
-    #[test]
-    fn a_reducing_barrier_tells_every_member_whether_any_arrived_with_its_predicate() {
-        for seed in [None, Some(3)] {
-            let baton = Baton::new(1, 3, seed);
-            let seen: Vec<_> = (0..3).map(|_| AtomicU32::new(0)).collect();
-            std::thread::scope(|s| {
-                let (baton, seen) = (&baton, &seen);
-                let handles: Vec<_> = (0..3)
-                    .map(|m| {
-                        s.spawn(move || {
-                            baton.register(m);
-                            baton.wait_turn(m);
-                            let first = baton.barrier_any(m, SCHEDULER, m == 2);
-                            let second = baton.barrier_any(m, SCHEDULER, false);
-                            seen[m].store(first as u32 * 2 + second as u32, Ordering::Relaxed);
-                            baton.finish(m);
-                        })
-                    })
-                    .collect();
-                baton.start();
-                for h in handles {
-                    h.join().expect("member thread");
-                }
-            });
-            for (m, v) in seen.iter().enumerate() {
-                assert_eq!(v.load(Ordering::Relaxed), 2, "member {m}, seed {seed:?}");
-            }
-        }
     }
 }
