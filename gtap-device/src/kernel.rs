@@ -214,20 +214,22 @@ mod gpu {
     {
         let region = Region::new(launch);
         arch::init_block_mode(&region);
-        // Only the block's first warp schedules, and only its threads use this warp's state.
-        let warp = Warp::first_of_block();
         let schedules = arch::thread_index() < arch::WARP_SIZE;
-        let mut worker = crate::block::worker::BlockWorker::<Q>::new(schedules.then_some(&warp));
         // Constant-folded, as in `entry`.
-        with_detach!(region.no_taskwait(), D => {
+        let aborted = with_detach!(region.no_taskwait(), D => {
+            // Only the block's first warp schedules, and only its threads use this warp's state.
+            let warp = Warp::first_of_block(!D);
+            let mut worker =
+                crate::block::worker::BlockWorker::<Q>::new(schedules.then_some(&warp));
             if arch::block_index() == 0 {
                 worker.start_root_as::<D>(|w| {
                     crate::block::task::create_root::<T>(w, site, args, context)
                 });
             }
             worker.run_as::<T, D>();
+            warp.region().control().aborted()
         });
-        if warp.region().control().aborted() {
+        if aborted {
             arch::exit_thread();
         }
         // Acquire: the root's result was written before the stop word was set to finished.

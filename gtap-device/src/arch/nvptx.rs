@@ -3,6 +3,7 @@
 
 use core::arch::{asm, global_asm};
 use core::cell::UnsafeCell;
+use core::mem::offset_of;
 use core::sync::atomic::Ordering;
 
 use super::{BlockView, Broadcast, WARP_SIZE};
@@ -424,6 +425,19 @@ fn smem() -> *mut u8 {
     p
 }
 
+/// A strong load (`ld.relaxed.cta`, as [`LocalU32::load_relaxed`]) of the word at byte
+/// `OFFSET` of the block's shared-memory area, addressed in the `.shared` state space.
+#[inline(always)]
+fn load_smem_word<const OFFSET: usize>() -> u32 {
+    let v: u32;
+    // SAFETY: the host sized the area for the first warp's state, which holds `OFFSET` (a
+    // 4-byte-aligned field of `WarpShared`); the load is atomic.
+    unsafe {
+        asm!("ld.shared.relaxed.cta.u32 {v}, [gtap_smem+{o}];", v = out(reg32) v, o = const OFFSET, options(nostack))
+    };
+    v
+}
+
 #[inline(always)]
 fn block_region() -> *mut Region {
     smem() as *mut Region
@@ -608,12 +622,25 @@ pub fn thread_index() -> u32 {
 pub type Lanes<T> = T;
 
 /// The calling thread's warp. All its state is in registers and shared memory; the one field
-/// says whether it is known to be its block's first warp.
+/// says what is known of it at compile time.
 pub struct Warp {
-    /// Set only by [`Warp::first_of_block`], a constant in each kernel, so LLVM folds it away:
-    /// the block-mode scheduling warp finds its shared state at a constant offset instead of
-    /// reading `%tid.x` at every use (`bench/NOTES.md` entries 98 and 99).
-    first_of_block: bool,
+    /// A constant at each construction, so LLVM folds every test of it away.
+    kind: WarpKind,
+}
+
+/// What a [`Warp`] knows of itself at compile time.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WarpKind {
+    /// Any warp: it finds its shared state from `%tid.x`.
+    Any,
+    /// The block-mode scheduling warp of a detached launch: its block's first, which finds its
+    /// shared state at a constant offset instead of reading `%tid.x` at every use
+    /// (`bench/NOTES.md` entries 98 and 99).
+    FirstOfBlock,
+    /// The same in a joining launch, which also reads its leader and live words with `.shared`
+    /// loads at a constant address, not with generic loads: 2 % off the block tree. In every
+    /// kernel it cost the detached grid BFS's idle loop a quarter (entries 99, 100 and 108).
+    FirstOfJoiningBlock,
 }
 
 impl Warp {
@@ -621,23 +648,59 @@ impl Warp {
     #[inline(always)]
     pub fn current() -> Self {
         Warp {
-            first_of_block: false,
+            kind: WarpKind::Any,
         }
     }
 
     /// The calling thread's warp, which the caller knows to be its block's first (a block-mode
-    /// kernel's scheduling warp).
+    /// kernel's scheduling warp); `joining`: the launch's tasks join (not `no_taskwait`).
     #[inline(always)]
-    pub fn first_of_block() -> Self {
+    pub fn first_of_block(joining: bool) -> Self {
         Warp {
-            first_of_block: true,
+            kind: if joining {
+                WarpKind::FirstOfJoiningBlock
+            } else {
+                WarpKind::FirstOfBlock
+            },
+        }
+    }
+
+    /// Whether the warp is known to be its block's first.
+    #[inline(always)]
+    fn is_first_of_block(&self) -> bool {
+        self.kind != WarpKind::Any
+    }
+
+    /// Whether the warp reads its leader and live words at a constant `.shared` address.
+    #[inline(always)]
+    fn constant_words(&self) -> bool {
+        self.kind == WarpKind::FirstOfJoiningBlock
+    }
+
+    /// The warp's leader lane ([`WarpShared::leader`]).
+    #[inline(always)]
+    fn leader_lane(&self) -> u32 {
+        if self.constant_words() {
+            load_smem_word::<{ warp_area_offset(0) + offset_of!(WarpShared, leader) }>()
+        } else {
+            self.shared().leader.load_relaxed()
+        }
+    }
+
+    /// The warp's live lanes ([`WarpShared::live`]).
+    #[inline(always)]
+    fn live_lanes(&self) -> u32 {
+        if self.constant_words() {
+            load_smem_word::<{ warp_area_offset(0) + offset_of!(WarpShared, live) }>()
+        } else {
+            self.shared().live.load_relaxed()
         }
     }
 
     /// This warp's index within its block.
     #[inline(always)]
     fn index_in_block(&self) -> u32 {
-        if self.first_of_block {
+        if self.is_first_of_block() {
             0
         } else {
             tid() / WARP_SIZE
@@ -647,7 +710,7 @@ impl Warp {
     /// This warp's global index.
     #[inline(always)]
     pub fn id(&self) -> u32 {
-        if self.first_of_block {
+        if self.is_first_of_block() {
             ctaid() * (ntid() / WARP_SIZE)
         } else {
             warp_index()
@@ -693,7 +756,7 @@ impl Warp {
     /// PTX's warp-synchronous instructions only wait for lanes that have not exited.
     #[inline(always)]
     pub fn leader<T: Broadcast>(&self, f: impl FnOnce() -> T) -> T {
-        let leader = self.shared().leader.load_relaxed();
+        let leader = self.leader_lane();
         let mut words = T::Words::default();
         if laneid() == leader {
             words = f().to_words();
@@ -718,7 +781,7 @@ impl Warp {
         unsafe {
             asm!("shfl.sync.idx.b32 {d}, {a}, {s}, 31, 0xffffffff;", d = out(reg32) r, a = in(reg32) v, s = in(reg32) lane)
         };
-        if self.shared().live.load_relaxed() >> lane & 1 == 0 {
+        if self.live_lanes() >> lane & 1 == 0 {
             return crate::record::NONE;
         }
         r
@@ -727,7 +790,7 @@ impl Warp {
     /// Runs `f` on the lowest live lane only (no result is shared).
     #[inline(always)]
     pub fn leader_only(&self, f: impl FnOnce()) {
-        if laneid() == self.shared().leader.load_relaxed() {
+        if laneid() == self.leader_lane() {
             f();
         }
     }
